@@ -1,0 +1,35 @@
+# shellcheck shell=bash source-path=SCRIPTDIR
+# shellcheck disable=SC2034 # variables used by the .bats files
+# Shared helpers for tests/images/*.bats.
+load /usr/lib/bats/bats-support/load
+load /usr/lib/bats/bats-assert/load
+
+root=${SLURM_JAIL_ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+images=$root/images
+populate=$images/populate_jail/populate-jail
+# shellcheck source=../../images/lib/podman-env.sh
+. "$images/lib/podman-env.sh"
+
+# Print a measurement into the TAP stream (shown by bats, never asserted).
+note() { echo "# $*" >&3; }
+
+seconds_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+
+# make_jail_rootfs DIR VERSION: a real ~180 MB Debian minbase root filesystem
+# (cached tarball from images/build-base), finalized as a jail.
+make_jail_rootfs() {
+    local dir=$1 version=$2 tar
+    tar=$("$images/build-base" --tar-only | tail -1)
+    mkdir -p "$dir"
+    tar -C "$dir" -xf "$tar"
+    chroot "$dir" /bin/sh -s "$version" <"$images/jail/finalize-rootfs"
+}
+
+# Lines that differ between a jail source and a populated target (empty when
+# the target is a complete copy). User data and populate state are left out.
+jail_diff() {
+    local src=$1 dst=$2
+    shift 2
+    rsync -aHAXS --numeric-ids --checksum --delete --dry-run --itemize-changes \
+        --exclude=/.slurm-jail --exclude=/home "$@" "$src/" "$dst/" | grep -v '^\.d.* \./$' || true
+}
