@@ -1,0 +1,144 @@
+{{/* Chart name. */}}
+{{- define "slurm-cluster.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Prefix of every object name (max 40 characters, so that
+     "<fullname>-<nodeset>-<ordinal>" stays a valid hostname). */}}
+{{- define "slurm-cluster.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 40 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "slurm-cluster.clusterName" -}}
+{{- default .Release.Name .Values.clusterName | replace "-" "_" | trunc 40 }}
+{{- end }}
+
+{{/* Common labels; pass (dict "ctx" $ "component" "x"). */}}
+{{- define "slurm-cluster.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .ctx.Chart.Name .ctx.Chart.Version | replace "+" "_" }}
+{{ include "slurm-cluster.selectorLabels" . }}
+app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
+app.kubernetes.io/part-of: slurm-jail
+{{- end }}
+
+{{- define "slurm-cluster.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "slurm-cluster.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* Image reference; pass (dict "ctx" $ "name" "worker" "override" "..."). */}}
+{{- define "slurm-cluster.image" -}}
+{{- if .override }}
+{{- .override }}
+{{- else }}
+{{- $v := .ctx.Values.image }}
+{{- $prefix := ternary (printf "%s/" (trimSuffix "/" $v.registry)) "" (ne $v.registry "") }}
+{{- printf "%sslurm-jail/%s:%s" $prefix .name (default .ctx.Chart.AppVersion $v.tag) }}
+{{- end }}
+{{- end }}
+
+{{- define "slurm-cluster.imagePullSecrets" -}}
+{{- with .Values.image.pullSecrets }}
+imagePullSecrets:
+{{- range . }}
+  - name: {{ . }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The enabled nodesets, each merged key by key over nodesetDefaults,
+     as a YAML map name -> settings (use with fromYaml). */}}
+{{- define "slurm-cluster.nodesets" -}}
+{{- $out := dict }}
+{{- range $name, $entry := .Values.nodesets }}
+{{- $ns := deepCopy $.Values.nodesetDefaults }}
+{{- range $k, $v := ($entry | default dict) }}
+{{- $_ := set $ns $k $v }}
+{{- end }}
+{{- if $ns.enabled }}
+{{- $_ := set $out $name $ns }}
+{{- end }}
+{{- end }}
+{{- toYaml $out }}
+{{- end }}
+
+{{/* Names of the nodesets' Slurm nodes as a hostlist, for example "x-cpu-[0-3]". */}}
+{{- define "slurm-cluster.hostlist" -}}
+{{- $prefix := printf "%s-%s-" (include "slurm-cluster.fullname" .ctx) .name }}
+{{- if eq (int .replicas) 1 }}{{ $prefix }}0{{ else }}{{ $prefix }}[0-{{ sub (int .replicas) 1 }}]{{ end }}
+{{- end }}
+
+{{/* Headless Service name of a nodeset. */}}
+{{- define "slurm-cluster.nodesetService" -}}
+{{- printf "%s-%s" (include "slurm-cluster.fullname" .ctx) .name }}
+{{- end }}
+
+{{- define "slurm-cluster.controllerHost" -}}
+{{- include "slurm-cluster.fullname" . }}-controller-0
+{{- end }}
+
+{{- define "slurm-cluster.controllerAddr" -}}
+{{- $f := include "slurm-cluster.fullname" . }}
+{{- printf "%s-controller-0.%s-controller.%s.svc.%s" $f $f .Release.Namespace .Values.clusterDomain }}
+{{- end }}
+
+{{- define "slurm-cluster.mungeSecret" -}}
+{{- default (printf "%s-munge" (include "slurm-cluster.fullname" .)) .Values.munge.existingSecret }}
+{{- end }}
+
+{{- define "slurm-cluster.jailClaim" -}}
+{{- default (printf "%s-jail" (include "slurm-cluster.fullname" .)) .Values.jail.persistence.existingClaim }}
+{{- end }}
+
+{{- define "slurm-cluster.hostKeysSecret" -}}
+{{- default (printf "%s-ssh-host-keys" (include "slurm-cluster.fullname" .)) .Values.login.hostKeys.existingSecret }}
+{{- end }}
+
+{{/* true when some enabled nodeset runs the GPU health check */}}
+{{- define "slurm-cluster.gpuHealthCheck" -}}
+{{- $any := false }}
+{{- range $name, $ns := (include "slurm-cluster.nodesets" . | fromYaml) }}
+{{- if and (gt (int $ns.gpus) 0) $ns.gpuHealthCheck }}{{ $any = true }}{{ end }}
+{{- end }}
+{{- $any }}
+{{- end }}
+
+{{- define "slurm-cluster.usesCgroup" -}}
+{{- or (contains "cgroup" .Values.slurmConfig.proctrackType) (contains "cgroup" .Values.slurmConfig.taskPlugin) }}
+{{- end }}
+
+{{/* Volumes every Slurm pod (controller, worker, login, test) shares. */}}
+{{- define "slurm-cluster.slurmVolumes" -}}
+- name: slurm-config
+  configMap:
+    name: {{ include "slurm-cluster.fullname" . }}-slurm-config
+- name: munge-key
+  secret:
+    secretName: {{ include "slurm-cluster.mungeSecret" . }}
+    defaultMode: 0400
+{{- end }}
+
+{{- define "slurm-cluster.slurmVolumeMounts" -}}
+- name: slurm-config
+  mountPath: /etc/slurm
+  readOnly: true
+- name: munge-key
+  mountPath: /etc/munge-secret
+  readOnly: true
+{{- end }}
+
+{{/* Checksum of the Slurm config, so that pods restart when it changes. */}}
+{{- define "slurm-cluster.configChecksum" -}}
+{{- include (print .Template.BasePath "/config/slurm-config.yaml") . | sha256sum }}
+{{- end }}
