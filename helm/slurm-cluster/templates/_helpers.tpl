@@ -142,3 +142,9 @@ imagePullSecrets:
 {{- define "slurm-cluster.configChecksum" -}}
 {{- include (print .Template.BasePath "/config/slurm-config.yaml") . | sha256sum }}
 {{- end }}
+
+{{/* The jail's mount path, fixed by docs/contract.md (the images' login
+     ChrootDirectory and the plugin line both use it). */}}
+{{- define "slurm-cluster.jailPath" -}}
+/mnt/jail
+{{- end }}
