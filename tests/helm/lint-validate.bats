@@ -1,0 +1,79 @@
+#!/usr/bin/env bats
+# helm lint --strict and schema validation of every rendered object, for the
+# default values and every example values file.
+
+setup_file() {
+    load helpers
+    require_tools
+}
+
+setup() {
+    load helpers
+    load_libs
+}
+
+lint_and_validate() {
+    local args=()
+    [ -z "${1:-}" ] || args=(-f "$chart/examples/$1")
+    run "$helm_bin" lint --strict "$chart" "${args[@]}"
+    assert_success
+    assert_output --partial "0 chart(s) failed"
+    run render "$BATS_TEST_TMPDIR/out.json" "${args[@]}"
+    assert_success
+    assert_output --regexp "[0-9]+ objects checked, 0 invalid"
+    # every object kind we render must be present, and nothing unvalidated
+    [ "$(jq length "$BATS_TEST_TMPDIR/out.json")" -ge 14 ]
+}
+
+@test "default values: lint --strict, every object valid against the Kubernetes API schemas" {
+    lint_and_validate ""
+}
+
+@test "examples/minimal.yaml: lint and validate" {
+    lint_and_validate minimal.yaml
+}
+
+@test "examples/cpu-only.yaml: lint and validate" {
+    lint_and_validate cpu-only.yaml
+}
+
+@test "examples/gpu-two-nodesets.yaml: lint and validate" {
+    lint_and_validate gpu-two-nodesets.yaml
+}
+
+@test "examples/accounting.yaml (MariaDB in the chart): lint and validate" {
+    lint_and_validate accounting.yaml
+}
+
+@test "examples/accounting-external.yaml: lint and validate" {
+    lint_and_validate accounting-external.yaml
+}
+
+@test "examples/loadbalancer-login.yaml: lint and validate" {
+    lint_and_validate loadbalancer-login.yaml
+}
+
+@test "the validator rejects an object that breaks the Kubernetes schema" {
+    # A StatefulSet without its required selector, and a port given as text.
+    printf '%s\n' 'apiVersion: apps/v1' 'kind: StatefulSet' 'metadata: {name: x}' \
+        'spec: {serviceName: x, template: {spec: {containers: [{name: a, image: b, ports: [{containerPort: "p"}]}]}}}' \
+        >"$BATS_TEST_TMPDIR/bad.yaml"
+    run node "$root/tests/helm/lib/k8s-validate.js" <"$BATS_TEST_TMPDIR/bad.yaml"
+    assert_failure
+    assert_output --partial "INVALID StatefulSet/x"
+    assert_output --partial "selector"
+}
+
+@test "the validator rejects a kind it has no schema for" {
+    printf '%s\n' 'apiVersion: example.com/v1' 'kind: Widget' 'metadata: {name: w}' >"$BATS_TEST_TMPDIR/w.yaml"
+    run node "$root/tests/helm/lib/k8s-validate.js" <"$BATS_TEST_TMPDIR/w.yaml"
+    assert_failure
+    assert_output --partial "no Kubernetes schema for apiVersion example.com/v1 kind Widget"
+}
+
+@test "every example values file is tested above" {
+    for f in "$chart"/examples/*.yaml; do
+        grep -q "lint_and_validate $(basename "$f")" "$BATS_TEST_FILENAME" ||
+            fail "examples/$(basename "$f") has no lint/validate test"
+    done
+}
