@@ -33,6 +33,6 @@ obj() {
 
 # cm_data FILE CONFIGMAP KEY: print one ConfigMap entry.
 cm_data() {
-    jq -er --arg n "$2" --arg key "$3" \
+    jq -ej --arg n "$2" --arg key "$3" \
         '.[] | select(.kind == "ConfigMap" and .metadata.name == $n) | .data[$key]' "$1"
 }

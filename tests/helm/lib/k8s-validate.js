@@ -29,7 +29,8 @@ function modelClass(apiVersion, kind) {
 
 const objects = [];
 const errors = [];
-const docs = YAML.parseAllDocuments(text);
+// YAML 1.1, as Kubernetes reads it (0755 is octal, yes/no are booleans).
+const docs = YAML.parseAllDocuments(text, { version: '1.1' });
 docs.forEach((doc, i) => {
   if (doc.errors.length) {
     errors.push(`document ${i}: YAML error: ${doc.errors[0].message}`);

@@ -1,0 +1,333 @@
+#!/usr/bin/env bats
+# Assertions on the rendered objects: the parts users rely on.
+
+setup_file() {
+    load helpers
+    require_tools
+    export R=$BATS_FILE_TMPDIR
+    render "$R/default.json"
+    render "$R/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml"
+    render "$R/acct.json" -f "$chart/examples/accounting.yaml"
+    render "$R/acct-ext.json" -f "$chart/examples/accounting-external.yaml"
+    render "$R/lb.json" -f "$chart/examples/loadbalancer-login.yaml"
+    render "$R/cpu.json" -f "$chart/examples/cpu-only.yaml"
+}
+
+setup() {
+    load helpers
+    load_libs
+}
+
+@test "plugstack.conf holds exactly the contract's plugin line" {
+    want=$(sed -n 's/^    \(required chroot.so .*\)$/\1/p' "$root/docs/contract.md")
+    [ "$want" = "required chroot.so jail=/mnt/jail" ]
+    run cm_data "$R/default.json" t-slurm-cluster-slurm-config plugstack.conf
+    assert_success
+    assert_output "$want"
+}
+
+@test "plugstack.conf appends the configured plugin extras" {
+    run cm_data "$R/gpu.json" t-slurm-cluster-slurm-config plugstack.conf
+    assert_output "required chroot.so jail=/mnt/jail bind=/dev/infiniband"
+}
+
+@test "slurm.conf: one NodeName line per worker pod, with its headless-Service FQDN as NodeAddr" {
+    conf=$(cm_data "$R/gpu.json" t-slurm-cluster-slurm-config slurm.conf)
+    run grep -c '^NodeName=' <<<"$conf"
+    assert_output 8 # cpu 2 + h100 4 + a100 2
+    run grep '^NodeName=t-slurm-cluster-h100-3 ' <<<"$conf"
+    assert_output "NodeName=t-slurm-cluster-h100-3 NodeAddr=t-slurm-cluster-h100-3.t-slurm-cluster-h100.hpc.svc.cluster.local CPUs=96 RealMemory=1000000 Gres=gpu:8,nvme:1 Features=h100,nvlink"
+    run grep '^NodeName=t-slurm-cluster-a100-0 ' <<<"$conf"
+    assert_output "NodeName=t-slurm-cluster-a100-0 NodeAddr=t-slurm-cluster-a100-0.t-slurm-cluster-a100.hpc.svc.cluster.local Gres=gpu:4 Features=a100"
+    run grep '^NodeName=t-slurm-cluster-cpu-1 ' <<<"$conf"
+    assert_output "NodeName=t-slurm-cluster-cpu-1 NodeAddr=t-slurm-cluster-cpu-1.t-slurm-cluster-cpu.hpc.svc.cluster.local"
+    grep -qx 'GresTypes=gpu' <<<"$conf"
+}
+
+@test "slurm.conf node names are the StatefulSet pod hostnames, and NodeAddr resolves through the nodeset's headless Service" {
+    conf=$(cm_data "$R/gpu.json" t-slurm-cluster-slurm-config slurm.conf)
+    run jq '[.[] | select(.kind == "StatefulSet" and .metadata.labels["app.kubernetes.io/component"] == "worker")] | length' "$R/gpu.json"
+    assert_output 3
+    for ss in $(jq -r '.[] | select(.kind == "StatefulSet" and .metadata.labels["app.kubernetes.io/component"] == "worker") | .metadata.name' "$R/gpu.json"); do
+        replicas=$(obj "$R/gpu.json" StatefulSet "$ss" | jq -r .spec.replicas)
+        svc=$(obj "$R/gpu.json" StatefulSet "$ss" | jq -r .spec.serviceName)
+        # the governing Service exists, is headless and publishes unready pods
+        obj "$R/gpu.json" Service "$svc" | jq -e '.spec.clusterIP == "None" and .spec.publishNotReadyAddresses == true' >/dev/null
+        # its selector picks exactly this StatefulSet's pods
+        obj "$R/gpu.json" Service "$svc" | jq -e --argjson l "$(obj "$R/gpu.json" StatefulSet "$ss" | jq .spec.template.metadata.labels)" \
+            '.spec.selector | to_entries | all(.value == $l[.key])' >/dev/null
+        for ((i = 0; i < replicas; i++)); do
+            grep -q "^NodeName=$ss-$i NodeAddr=$ss-$i.$svc.hpc.svc.cluster.local\( \|$\)" <<<"$conf" ||
+                fail "no node line for pod $ss-$i"
+        done
+        run grep -c "^NodeName=$ss-" <<<"$conf"
+        assert_output "$replicas"
+    done
+}
+
+@test "slurm.conf partition lines list each nodeset's hostlist" {
+    conf=$(cm_data "$R/gpu.json" t-slurm-cluster-slurm-config slurm.conf)
+    run grep '^PartitionName=' <<<"$conf"
+    assert_output - <<'OUT'
+PartitionName=cpu Nodes=t-slurm-cluster-cpu-[0-1] Default=YES
+PartitionName=gpu Nodes=t-slurm-cluster-h100-[0-3],t-slurm-cluster-a100-[0-1] MaxTime=INFINITE State=UP
+OUT
+    conf=$(cm_data "$R/default.json" t-slurm-cluster-slurm-config slurm.conf)
+    run grep '^PartitionName=' <<<"$conf"
+    assert_output "PartitionName=main Nodes=t-slurm-cluster-cpu-[0-1] Default=YES MaxTime=INFINITE State=UP"
+}
+
+@test "slurm.conf: controller host, ports and paths from docs/contract.md" {
+    conf=$(cm_data "$R/default.json" t-slurm-cluster-slurm-config slurm.conf)
+    grep -qx 'SlurmctldHost=t-slurm-cluster-controller-0(t-slurm-cluster-controller-0.t-slurm-cluster-controller.hpc.svc.cluster.local)' <<<"$conf"
+    grep -qx 'SlurmctldPort=6817' <<<"$conf"
+    grep -qx 'SlurmdPort=6818' <<<"$conf"
+    grep -qx 'StateSaveLocation=/var/spool/slurmctld' <<<"$conf"
+    grep -qx 'SlurmdSpoolDir=/var/spool/slurmd' <<<"$conf"
+    grep -qx 'PlugStackConfig=/etc/slurm/plugstack.conf' <<<"$conf"
+    grep -qx 'ClusterName=t' <<<"$conf"
+    # the controller StatefulSet's pod 0 is that host, under that Service
+    obj "$R/default.json" StatefulSet t-slurm-cluster-controller | jq -e '.spec.serviceName == "t-slurm-cluster-controller" and .spec.replicas == 1' >/dev/null
+    obj "$R/default.json" Service t-slurm-cluster-controller | jq -e '.spec.clusterIP == "None" and .spec.ports[0].port == 6817' >/dev/null
+}
+
+@test "slurm.conf: extraConfig lines are appended verbatim" {
+    conf=$(cm_data "$R/cpu.json" t-slurm-cluster-slurm-config slurm.conf)
+    run tail -1 <<<"$conf"
+    assert_output "SchedulerParameters=bf_continue"
+}
+
+@test "HealthCheckProgram is set only when a nodeset has GPUs, and runs the GPU check only on those nodes" {
+    conf=$(cm_data "$R/gpu.json" t-slurm-cluster-slurm-config slurm.conf)
+    grep -qx 'HealthCheckProgram=/opt/slurm-jail-chart/health-check' <<<"$conf"
+    grep -qx 'HealthCheckInterval=600' <<<"$conf"
+    grep -qx 'HealthCheckNodeState=IDLE,CYCLE' <<<"$conf"
+    run grep -c '^HealthCheck' <(cm_data "$R/default.json" t-slurm-cluster-slurm-config slurm.conf)
+    assert_output 0
+    # the wrapper: run it for real with a fake check
+    cm_data "$R/gpu.json" t-slurm-cluster-scripts health-check >"$BATS_TEST_TMPDIR/hc"
+    printf '#!/bin/sh\necho "gpu-check ran on $SLURMD_NODENAME"\nexit 3\n' >"$BATS_TEST_TMPDIR/fake-check"
+    chmod +x "$BATS_TEST_TMPDIR/hc" "$BATS_TEST_TMPDIR/fake-check"
+    export SLURM_JAIL_GPU_CHECK=$BATS_TEST_TMPDIR/fake-check
+    SLURMD_NODENAME=t-slurm-cluster-h100-3 run "$BATS_TEST_TMPDIR/hc"
+    assert_failure 3 # the check's verdict is passed through
+    assert_output "gpu-check ran on t-slurm-cluster-h100-3"
+    for n in t-slurm-cluster-cpu-0 t-slurm-cluster-a100-0 t-slurm-cluster-h100-4 t-slurm-cluster-h100-30; do
+        SLURMD_NODENAME=$n run "$BATS_TEST_TMPDIR/hc"
+        assert_success # a100 has gpuHealthCheck false; h100-4 does not exist
+        assert_output ""
+    done
+    shellcheck -s sh "$BATS_TEST_TMPDIR/hc"
+}
+
+@test "the worker image's GPU check path is the one issue 5 installs" {
+    run cm_data "$R/gpu.json" t-slurm-cluster-scripts health-check
+    assert_output --partial '/usr/local/sbin/slurm-jail-gpu-check'
+}
+
+@test "gres.conf: one gpu line per GPU nodeset" {
+    run cm_data "$R/gpu.json" t-slurm-cluster-slurm-config gres.conf
+    assert_line "NodeName=t-slurm-cluster-a100-[0-1] Name=gpu File=/dev/nvidia[0-3]"
+    assert_line "NodeName=t-slurm-cluster-h100-[0-3] Name=gpu File=/dev/nvidia[0-7]"
+}
+
+@test "cgroup.conf is rendered only when a cgroup plugin is used" {
+    run cm_data "$R/default.json" t-slurm-cluster-slurm-config cgroup.conf
+    assert_failure
+    run cm_data "$R/cpu.json" t-slurm-cluster-slurm-config cgroup.conf
+    assert_success
+    assert_line "ConstrainRAMSpace=yes"
+}
+
+@test "health.conf carries the settings and the NCCL thresholds" {
+    run cm_data "$R/gpu.json" t-slurm-cluster-health-config health.conf
+    assert_line "budget_seconds = 30"
+    assert_line "drain_after_failures = 2"
+    assert_line "nccl_threshold.H100x8 = 400"
+    assert_line "nccl_threshold.A100x4 = 180"
+}
+
+@test "NCCL CronJob: schedule, suspend, Forbid, deadline, driver and health.conf from values" {
+    run obj "$R/default.json" CronJob t-slurm-cluster-nccl-check
+    assert_failure # off by default
+    cj=$(obj "$R/gpu.json" CronJob t-slurm-cluster-nccl-check)
+    jq -e '.spec.schedule == "30 2 * * 6"' <<<"$cj" >/dev/null
+    jq -e '.spec.suspend == false and .spec.concurrencyPolicy == "Forbid"' <<<"$cj" >/dev/null
+    jq -e '.spec.jobTemplate.spec.activeDeadlineSeconds == 10800' <<<"$cj" >/dev/null
+    jq -e '.spec.jobTemplate.spec.template.spec.containers[0].command == ["/opt/slurm-jail-chart/with-munge", "/usr/local/sbin/slurm-jail-nccl-check"]' <<<"$cj" >/dev/null
+    jq -e '.spec.jobTemplate.spec.template.spec.containers[0].volumeMounts | any(.mountPath == "/etc/slurm-jail" and .name == "health-config")' <<<"$cj" >/dev/null
+    render "$BATS_TEST_TMPDIR/s.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.nccl.suspend=true --set-string healthChecks.nccl.schedule="@daily"
+    obj "$BATS_TEST_TMPDIR/s.json" CronJob t-slurm-cluster-nccl-check | jq -e '.spec.suspend == true and .spec.schedule == "@daily"' >/dev/null
+}
+
+@test "workers: exactly CAP_SYS_ADMIN and CAP_SYS_CHROOT, unmasked /proc, own user namespace, not privileged" {
+    for ss in t-slurm-cluster-cpu t-slurm-cluster-h100; do
+        spec=$(obj "$R/gpu.json" StatefulSet "$ss" | jq .spec.template.spec)
+        jq -e '.hostUsers == false' <<<"$spec" >/dev/null
+        jq -e '.containers[0].securityContext == {"privileged": false, "procMount": "Unmasked", "capabilities": {"add": ["SYS_ADMIN", "SYS_CHROOT"]}}' <<<"$spec" >/dev/null ||
+            fail "$ss: $(jq -c .containers[0].securityContext <<<"$spec")"
+    done
+}
+
+@test "workers: privileged only when asked for, and then without hostUsers/procMount" {
+    spec=$(obj "$R/lb.json" StatefulSet t-slurm-cluster-cpu | jq .spec.template.spec)
+    jq -e 'has("hostUsers") | not' <<<"$spec" >/dev/null
+    jq -e '.containers[0].securityContext == {"privileged": true}' <<<"$spec" >/dev/null
+}
+
+@test "workers: GPUs, resources, node selector, tolerations and extra volumes per nodeset" {
+    spec=$(obj "$R/gpu.json" StatefulSet t-slurm-cluster-h100 | jq .spec)
+    jq -e '.replicas == 4' <<<"$spec" >/dev/null
+    c=$(jq .template.spec.containers[0] <<<"$spec")
+    jq -e '.resources.limits["nvidia.com/gpu"] == 8 and .resources.requests["nvidia.com/gpu"] == 8 and .resources.requests.cpu == "90"' <<<"$c" >/dev/null
+    jq -e '.template.spec.nodeSelector["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3"' <<<"$spec" >/dev/null
+    jq -e '.template.spec.tolerations[0].key == "nvidia.com/gpu"' <<<"$spec" >/dev/null
+    jq -e '.volumeMounts | any(.mountPath == "/dev/infiniband")' <<<"$c" >/dev/null
+    # defaults merged per nodeset: cpu has no GPU and the default grace period
+    cpu=$(obj "$R/gpu.json" StatefulSet t-slurm-cluster-cpu | jq .spec.template.spec)
+    jq -e '(.containers[0].resources // {}) | has("limits") | not' <<<"$cpu" >/dev/null
+    jq -e '.terminationGracePeriodSeconds == 630' <<<"$cpu" >/dev/null
+    jq -e '.terminationGracePeriodSeconds == 3630' <<<"$(jq .template.spec <<<"$spec")" >/dev/null
+}
+
+@test "nodesetDefaults merge key by key: false and 0 in an entry win over the defaults" {
+    render "$BATS_TEST_TMPDIR/m.json" --set nodesetDefaults.privileged=true --set nodesets.cpu.privileged=false \
+        --set nodesetDefaults.replicas=5 --set nodesets.other.replicas=0 --set 'partitions[0].name=main' --set 'partitions[0].nodesets={cpu,other}'
+    obj "$BATS_TEST_TMPDIR/m.json" StatefulSet t-slurm-cluster-cpu | jq -e '.spec.replicas == 2 and .spec.template.spec.containers[0].securityContext.privileged == false' >/dev/null
+    obj "$BATS_TEST_TMPDIR/m.json" StatefulSet t-slurm-cluster-other | jq -e '.spec.replicas == 0 and .spec.template.spec.containers[0].securityContext.privileged == true' >/dev/null
+}
+
+@test "preStop drains the node for the configured grace period; postStart resumes it" {
+    c=$(obj "$R/gpu.json" StatefulSet t-slurm-cluster-h100 | jq .spec.template.spec.containers[0])
+    jq -e '.lifecycle.preStop.exec.command == ["/opt/slurm-jail-chart/node-lifecycle", "drain", "3600"]' <<<"$c" >/dev/null
+    jq -e '.lifecycle.postStart.exec.command == ["/opt/slurm-jail-chart/node-lifecycle", "resume"]' <<<"$c" >/dev/null
+    jq -e '.volumeMounts | any(.mountPath == "/opt/slurm-jail-chart" and .name == "scripts")' <<<"$c" >/dev/null
+    # the mounted script is the chart's file, executable
+    diff <(cm_data "$R/gpu.json" t-slurm-cluster-scripts node-lifecycle) "$chart/files/node-lifecycle"
+    obj "$R/gpu.json" StatefulSet t-slurm-cluster-h100 | jq -e '.spec.template.spec.volumes[] | select(.name == "scripts") | .configMap.defaultMode == 493' >/dev/null
+}
+
+@test "jail PVC (ReadWriteMany, pre-install hook, kept) mounted at /mnt/jail on workers, login and populate" {
+    obj "$R/default.json" PersistentVolumeClaim t-slurm-cluster-jail | jq -e '.spec.accessModes == ["ReadWriteMany"] and .metadata.annotations["helm.sh/resource-policy"] == "keep" and .metadata.annotations["helm.sh/hook"] == "pre-install"' >/dev/null
+    for o in "StatefulSet t-slurm-cluster-cpu" "StatefulSet t-slurm-cluster-login" "Job t-slurm-cluster-populate-jail"; do
+        # shellcheck disable=SC2086
+        obj "$R/default.json" $o | jq -e '.spec.template.spec as $s | $s.volumes[] | select(.persistentVolumeClaim.claimName == "t-slurm-cluster-jail") | .name as $v | $s.containers[0].volumeMounts | any(.name == $v and .mountPath == "/mnt/jail")' >/dev/null ||
+            fail "$o does not mount the jail at /mnt/jail"
+    done
+    render "$BATS_TEST_TMPDIR/e.json" --set jail.persistence.existingClaim=site-jail
+    run jq -e '.[] | select(.kind == "PersistentVolumeClaim")' "$BATS_TEST_TMPDIR/e.json"
+    assert_failure
+    obj "$BATS_TEST_TMPDIR/e.json" StatefulSet t-slurm-cluster-cpu | jq -e '.spec.template.spec.volumes | any(.persistentVolumeClaim.claimName == "site-jail")' >/dev/null
+}
+
+@test "populate-jail Job: hook before install and upgrade, contract command line, preserve and dry-run" {
+    job=$(obj "$R/cpu.json" Job t-slurm-cluster-populate-jail)
+    jq -e '.metadata.annotations["helm.sh/hook"] == "pre-install,pre-upgrade"' <<<"$job" >/dev/null
+    # the PVC hook comes first
+    jq -e '(.metadata.annotations["helm.sh/hook-weight"] | tonumber) > -10' <<<"$job" >/dev/null
+    jq -e '.spec.template.spec.containers[0].args == ["--source", "/jail-rootfs", "--target", "/mnt/jail", "--preserve", "/opt/site"]' <<<"$job" >/dev/null
+    jq -e '.spec.template.spec.containers[0].image == "registry.example.com/hpc/slurm-jail/populate-jail:0.1.0"' <<<"$job" >/dev/null
+    render "$BATS_TEST_TMPDIR/d.json" --set jail.populate.dryRun=true
+    obj "$BATS_TEST_TMPDIR/d.json" Job t-slurm-cluster-populate-jail | jq -e '.spec.template.spec.containers[0].args[-1] == "--dry-run"' >/dev/null
+}
+
+@test "login: Service types, host keys and authorized keys from Secrets at the contract's paths" {
+    obj "$R/default.json" Service t-slurm-cluster-login | jq -e '.spec.type == "ClusterIP" and .spec.ports[0].port == 22' >/dev/null
+    obj "$R/lb.json" Service t-slurm-cluster-login | jq -e '.spec.type == "LoadBalancer" and .spec.loadBalancerSourceRanges == ["203.0.113.0/24"]' >/dev/null
+    obj "$R/cpu.json" Service t-slurm-cluster-login | jq -e '.spec.type == "NodePort" and .spec.ports[0].nodePort == 30022' >/dev/null
+    spec=$(obj "$R/lb.json" StatefulSet t-slurm-cluster-login | jq .spec)
+    jq -e '.replicas == 2' <<<"$spec" >/dev/null
+    jq -e '.template.spec.volumes[] | select(.name == "host-keys") | .secret.secretName == "t-slurm-cluster-ssh-host-keys"' <<<"$spec" >/dev/null
+    jq -e '.template.spec.containers[0].volumeMounts | any(.name == "host-keys" and .mountPath == "/etc/ssh/host-keys")' <<<"$spec" >/dev/null
+    jq -e '.template.spec.containers[0].volumeMounts | any(.name == "authorized-keys" and .mountPath == "/etc/ssh/authorized-keys")' <<<"$spec" >/dev/null
+    keys=$(obj "$R/lb.json" Secret t-slurm-cluster-authorized-keys)
+    jq -e '.stringData.bob == "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 bob@desk\necdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTY= bob@phone\n"' <<<"$keys" >/dev/null
+    jq -e '.stringData.root | startswith("ssh-ed25519 ")' <<<"$keys" >/dev/null
+}
+
+@test "generated SSH host keys are real keys OpenSSH can load" {
+    s=$(obj "$R/default.json" Secret t-slurm-cluster-ssh-host-keys)
+    run jq -r '.data | keys[]' <<<"$s"
+    assert_output $'ssh_host_ecdsa_key\nssh_host_rsa_key'
+    for k in ecdsa rsa; do
+        jq -r --arg k "ssh_host_${k}_key" '.data[$k]' <<<"$s" | base64 -d >"$BATS_TEST_TMPDIR/$k"
+        chmod 600 "$BATS_TEST_TMPDIR/$k"
+        run ssh-keygen -y -f "$BATS_TEST_TMPDIR/$k"
+        assert_success
+        assert_output --regexp '^(ecdsa-sha2-nistp256|ssh-rsa) AAAA'
+    done
+}
+
+@test "munge key: 1024 random bytes in a Secret mounted where the entrypoints copy it from" {
+    jq -r '.[] | select(.kind == "Secret" and .metadata.name == "t-slurm-cluster-munge") | .data["munge.key"]' "$R/default.json" | base64 -d >"$BATS_TEST_TMPDIR/k"
+    [ "$(stat -c %s "$BATS_TEST_TMPDIR/k")" -eq 1024 ]
+    for ss in t-slurm-cluster-controller t-slurm-cluster-cpu t-slurm-cluster-login; do
+        obj "$R/default.json" StatefulSet "$ss" | jq -e '.spec.template.spec as $s | ($s.volumes[] | select(.secret.secretName == "t-slurm-cluster-munge") | .name) as $v | $s.containers[0].volumeMounts | any(.name == $v and .mountPath == "/etc/munge-secret")' >/dev/null ||
+            fail "$ss does not mount the munge key at /etc/munge-secret"
+    done
+    render "$BATS_TEST_TMPDIR/m.json" --set munge.existingSecret=site-munge
+    run jq -e '.[] | select(.kind == "Secret" and .metadata.name == "t-slurm-cluster-munge")' "$BATS_TEST_TMPDIR/m.json"
+    assert_failure
+    obj "$BATS_TEST_TMPDIR/m.json" StatefulSet t-slurm-cluster-cpu | jq -e '.spec.template.spec.volumes | any(.secret.secretName == "site-munge")' >/dev/null
+}
+
+@test "no Secret data appears in any ConfigMap" {
+    for f in "$R"/*.json; do
+        # every secret value, decoded, longer than 8 characters
+        jq -r '.[] | select(.kind == "Secret") | ((.data // {} | map_values(@base64d)) + (.stringData // {})) | .[]' "$f" |
+            awk 'length > 8' | while IFS= read -r secret; do
+                if jq -e --arg s "$secret" '.[] | select(.kind == "ConfigMap") | .data[] | select(contains($s))' "$f" >/dev/null; then
+                    fail "$(basename "$f"): a Secret value appears in a ConfigMap"
+                fi
+            done
+        # and no ConfigMap carries key material or a password setting
+        run jq -r '.[] | select(.kind == "ConfigMap") | .data[]' "$f"
+        refute_output --partial "PRIVATE KEY"
+        refute_output --regexp "StoragePass *="
+    done
+}
+
+@test "accounting: slurmdbd wired into slurm.conf, password only from a Secret" {
+    conf=$(cm_data "$R/acct.json" t-slurm-cluster-slurm-config slurm.conf)
+    grep -qx 'AccountingStorageType=accounting_storage/slurmdbd' <<<"$conf"
+    grep -qx 'AccountingStorageHost=t-slurm-cluster-slurmdbd' <<<"$conf"
+    run cm_data "$R/acct.json" t-slurm-cluster-slurmdbd slurmdbd.conf
+    assert_line "StorageHost=t-slurm-cluster-mariadb"
+    refute_output --partial "StoragePass"
+    obj "$R/acct.json" StatefulSet t-slurm-cluster-slurmdbd | jq -e '.spec.template.spec.initContainers[0].env[0].valueFrom.secretKeyRef == {"name": "t-slurm-cluster-mariadb", "key": "password"}' >/dev/null
+    obj "$R/acct.json" StatefulSet t-slurm-cluster-mariadb | jq -e '.spec.template.spec.containers[0].env | any(.name == "MARIADB_PASSWORD" and .valueFrom.secretKeyRef.name == "t-slurm-cluster-mariadb")' >/dev/null
+    # external database: no MariaDB, the admin's Secret
+    run jq -e '.[] | select(.metadata.name == "t-slurm-cluster-mariadb")' "$R/acct-ext.json"
+    assert_failure
+    run cm_data "$R/acct-ext.json" t-slurm-cluster-slurmdbd slurmdbd.conf
+    assert_line "StorageHost=mysql.databases.svc.cluster.local"
+    obj "$R/acct-ext.json" StatefulSet t-slurm-cluster-slurmdbd | jq -e '.spec.template.spec.initContainers[0].env[0].valueFrom.secretKeyRef == {"name": "slurm-db", "key": "password"}' >/dev/null
+    # off by default
+    run grep -c Accounting <(cm_data "$R/default.json" t-slurm-cluster-slurm-config slurm.conf)
+    assert_output 0
+}
+
+@test "helm test hook: a Pod that runs a job with srun and checks it ran in the jail" {
+    pod=$(obj "$R/default.json" Pod t-slurm-cluster-test-jail-job)
+    jq -e '.metadata.annotations["helm.sh/hook"] == "test"' <<<"$pod" >/dev/null
+    jq -e '.spec.containers[0].command == ["/opt/slurm-jail-chart/with-munge", "/opt/slurm-jail-chart/helm-test"]' <<<"$pod" >/dev/null
+    run cm_data "$R/default.json" t-slurm-cluster-scripts helm-test
+    assert_output --partial 'srun --nodes=1'
+}
+
+@test "standard labels on every object; extraObjects rendered through tpl" {
+    run jq -r '.[] | select(.metadata.labels["app.kubernetes.io/managed-by"] != "Helm" or .metadata.labels["app.kubernetes.io/instance"] != "t" or (.metadata.labels["app.kubernetes.io/name"] | not)) | "\(.kind)/\(.metadata.name)"' "$R/default.json"
+    assert_output ""
+    obj "$R/lb.json" NetworkPolicy t-allow-ssh >/dev/null
+}
+
+@test "NOTES.txt tells how to SSH in, for each Service type" {
+    run "$helm_bin" install t "$chart" --dry-run=client -n hpc -f "$chart/examples/loadbalancer-login.yaml"
+    assert_success
+    assert_output --partial 'ssh -p 22 <user>@$LOGIN_IP'
+    run "$helm_bin" install t "$chart" --dry-run=client -n hpc
+    assert_output --partial 'kubectl -n hpc port-forward svc/t-slurm-cluster-login 2222:22'
+    assert_output --partial 'WARNING: login.authorizedKeys is empty'
+    run "$helm_bin" install t "$chart" --dry-run=client -n hpc -f "$chart/examples/cpu-only.yaml"
+    assert_output --partial 'ssh -p $NODE_PORT <user>@$NODE_IP'
+}
