@@ -1,0 +1,185 @@
+#include "config.hpp"
+
+#include "path_rules.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace sjail {
+namespace {
+
+constexpr std::string_view kHint =
+    "; see chroot.so(8) for the settings (jail= bind= munge= conf_dir= spool= tmp= state= "
+    "allow_opt_out=)";
+
+std::vector<std::string> split(std::string_view text, char separator) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t end = text.find(separator, start);
+        parts.emplace_back(text.substr(start, end - start));
+        if (end == std::string_view::npos) {
+            return parts;
+        }
+        start = end + 1;
+    }
+}
+
+Status parse_bind(std::string_view value, BindSpec &bind) {
+    auto fields = split(value, ':');
+    if (fields.size() > 1 && fields.back() == "ro") {
+        bind.read_only = true;
+        fields.pop_back();
+    } else if (fields.size() > 1 && fields.back() == "rw") {
+        fields.pop_back();
+    }
+    if (fields.empty() || fields.size() > 2) {
+        return Status::failure("bind=" + std::string(value) +
+                               " is malformed; write SRC[:DST][:ro]");
+    }
+    bind.source = fields[0];
+    bind.target = fields.size() == 2 ? fields[1] : fields[0];
+    if (auto s = check_absolute_path("bind source", bind.source); !s.ok()) {
+        return Status::failure("bind=" + std::string(value) + ": " + s.message());
+    }
+    if (auto s = check_absolute_path("bind target", bind.target); !s.ok()) {
+        return Status::failure("bind=" + std::string(value) + ": " + s.message());
+    }
+    if (bind.target == "/") {
+        return Status::failure("bind=" + std::string(value) + ": cannot bind over the jail root");
+    }
+    return {};
+}
+
+// Targets that the plugin mounts itself; admin binds may not land on or under
+// the kernel filesystems, nor exactly on another builtin target.
+Status check_targets(const Config &config) {
+    const std::vector<std::string> kernel = {"/proc", "/dev", "/sys"};
+    std::set<std::string> taken = {"/proc",          "/dev",          "/sys",          "/tmp",
+                                   config.munge_dir, config.conf_dir, config.spool_dir};
+    if (taken.size() != 7) {
+        return Status::failure("munge=, conf_dir= and spool= must be different paths, none of "
+                               "them /proc, /dev, /sys or /tmp");
+    }
+    for (const auto &builtin : {config.munge_dir, config.conf_dir, config.spool_dir}) {
+        for (const auto &k : kernel) {
+            if (is_same_or_below(builtin, k)) {
+                return Status::failure(builtin + " lies under " + k +
+                                       ", which the plugin mounts from the host itself");
+            }
+        }
+    }
+    for (const auto &bind : config.binds) {
+        for (const auto &k : kernel) {
+            if (is_same_or_below(bind.target, k)) {
+                return Status::failure("bind target " + bind.target + " lies under " + k +
+                                       ", which is already bound from the host as a whole");
+            }
+        }
+        if (!taken.insert(bind.target).second) {
+            return Status::failure("bind target " + bind.target +
+                                   " is used twice; give each bind its own target");
+        }
+    }
+    return {};
+}
+
+Status set_once(std::set<std::string> &seen, const std::string &key, std::string &field,
+                const std::string &value) {
+    if (!seen.insert(key).second) {
+        return Status::failure(key + "= is given twice; give it once");
+    }
+    if (key != "allow_opt_out") {
+        if (auto s = check_absolute_path(key, value); !s.ok()) {
+            return s;
+        }
+    }
+    field = value;
+    return {};
+}
+
+Status apply(Config &config, std::set<std::string> &seen, const std::string &arg) {
+    const std::size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0) {
+        return Status::failure("argument '" + arg + "' is not key=value");
+    }
+    const std::string key = arg.substr(0, eq);
+    const std::string value = arg.substr(eq + 1);
+    if (key == "bind") {
+        BindSpec bind;
+        if (auto s = parse_bind(value, bind); !s.ok()) {
+            return s;
+        }
+        config.binds.push_back(bind);
+        return {};
+    }
+    if (key == "allow_opt_out") {
+        std::string list;
+        if (auto s = set_once(seen, key, list, value); !s.ok()) {
+            return s;
+        }
+        for (auto &entry : split(list, ',')) {
+            if (entry.empty()) {
+                return Status::failure("allow_opt_out=" + value + " has an empty entry");
+            }
+            config.allow_opt_out.push_back(entry);
+        }
+        return {};
+    }
+    const std::vector<std::pair<std::string, std::string *>> paths = {
+        {"jail", &config.jail},       {"munge", &config.munge_dir}, {"conf_dir", &config.conf_dir},
+        {"spool", &config.spool_dir}, {"tmp", &config.tmp_dir},     {"state", &config.state_dir}};
+    for (const auto &[name, field] : paths) {
+        if (key == name) {
+            return set_once(seen, key, *field, value);
+        }
+    }
+    return Status::failure("unknown setting '" + key + "'");
+}
+
+} // namespace
+
+ParsedConfig parse_config(const std::vector<std::string> &args) {
+    ParsedConfig parsed;
+    std::set<std::string> seen;
+    for (const auto &arg : args) {
+        if (auto s = apply(parsed.config, seen, arg); !s.ok()) {
+            parsed.status = Status::failure("plugstack.conf: " + s.message() + std::string(kHint));
+            return parsed;
+        }
+    }
+    if (parsed.config.jail.empty()) {
+        parsed.status = Status::failure(
+            "plugstack.conf: jail= is missing; add jail=/path/to/jail to the chroot.so line");
+        return parsed;
+    }
+    if (parsed.config.jail == "/") {
+        parsed.status = Status::failure("plugstack.conf: jail=/ would jail tasks into the host; "
+                                        "give the jail's own directory");
+        return parsed;
+    }
+    if (auto s = check_targets(parsed.config); !s.ok()) {
+        parsed.status = Status::failure("plugstack.conf: " + s.message());
+    }
+    return parsed;
+}
+
+std::string fingerprint(const Config &config) {
+    std::string out = "v1 jail=" + config.jail + " munge=" + config.munge_dir +
+                      " conf_dir=" + config.conf_dir + " spool=" + config.spool_dir +
+                      " tmp=" + config.tmp_dir;
+    for (const auto &bind : config.binds) {
+        out += " bind=" + bind.source + ":" + bind.target + (bind.read_only ? ":ro" : "");
+    }
+    return out;
+}
+
+bool opt_out_allowed(const Config &config, std::string_view user, unsigned uid) {
+    const std::string uid_text = std::to_string(uid);
+    return std::any_of(config.allow_opt_out.begin(), config.allow_opt_out.end(),
+                       [&](const std::string &entry) {
+                           return entry == uid_text || (!user.empty() && entry == user);
+                       });
+}
+
+} // namespace sjail

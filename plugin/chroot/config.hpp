@@ -1,0 +1,48 @@
+// Parsing of the plugstack.conf arguments of chroot.so. Pure: no system calls.
+#pragma once
+
+#include "status.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sjail {
+
+// One admin-listed bind: bind=SRC[:DST][:ro]
+struct BindSpec {
+    std::string source;
+    std::string target;
+    bool read_only = false;
+
+    bool operator==(const BindSpec &) const = default;
+};
+
+struct Config {
+    std::string jail;                                // jail=   (required)
+    std::vector<BindSpec> binds;                     // bind=   (repeatable)
+    std::string munge_dir = "/run/munge";            // munge=
+    std::string conf_dir = "/etc/slurm";             // conf_dir=
+    std::string spool_dir = "/var/spool/slurmd";     // spool=
+    std::string tmp_dir = "/var/lib/slurm-jail/tmp"; // tmp=
+    std::string state_dir = "/run/slurm-jail";       // state=
+    std::vector<std::string> allow_opt_out;          // allow_opt_out=user,uid,...
+};
+
+struct ParsedConfig {
+    Config config;
+    Status status;
+};
+
+// Parses "key=value" arguments. Unknown keys, repeated single-valued keys,
+// relative or unnormalised paths and colliding mount targets are errors.
+ParsedConfig parse_config(const std::vector<std::string> &args);
+
+// A canonical one-line description of everything that shapes the node
+// namespace. When it changes, the prepared namespace is stale.
+std::string fingerprint(const Config &config);
+
+// True when `user` (a name) or `uid` is listed in allow_opt_out.
+bool opt_out_allowed(const Config &config, std::string_view user, unsigned uid);
+
+} // namespace sjail

@@ -1,0 +1,29 @@
+#include "mount_plan.hpp"
+
+#include <algorithm>
+
+namespace sjail {
+
+std::vector<MountOp> build_mount_plan(const Config &config) {
+    std::vector<MountOp> plan = {
+        {MountKind::FreshProc, "", "/proc", false, true},
+        {MountKind::RecursiveBind, "/dev", "/dev", false, false},
+        {MountKind::RecursiveBind, "/sys", "/sys", false, true},
+        {MountKind::Bind, config.tmp_dir, "/tmp", false, true},
+        {MountKind::Bind, config.munge_dir, config.munge_dir, false, true},
+        {MountKind::Bind, config.conf_dir, config.conf_dir, true, true},
+        {MountKind::Bind, config.spool_dir, config.spool_dir, false, true},
+    };
+    std::vector<MountOp> admin;
+    admin.reserve(config.binds.size());
+    for (const auto &bind : config.binds) {
+        admin.push_back({MountKind::Bind, bind.source, bind.target, bind.read_only, false});
+    }
+    // Lexicographic order puts "/opt" before "/opt/x": parents are mounted first.
+    std::stable_sort(admin.begin(), admin.end(),
+                     [](const MountOp &a, const MountOp &b) { return a.target < b.target; });
+    plan.insert(plan.end(), admin.begin(), admin.end());
+    return plan;
+}
+
+} // namespace sjail

@@ -1,0 +1,32 @@
+// The list of mounts that make a node's jail view, derived from the config. Pure.
+#pragma once
+
+#include "config.hpp"
+
+#include <string>
+#include <vector>
+
+namespace sjail {
+
+enum class MountKind {
+    FreshProc,     // a new procfs instance, nosuid,nodev,noexec
+    Bind,          // bind mount of one host directory or file
+    RecursiveBind, // bind mount of a host tree with everything mounted below it
+};
+
+struct MountOp {
+    MountKind kind = MountKind::Bind;
+    std::string source; // host path (empty for FreshProc)
+    std::string target; // absolute path as seen inside the jail
+    bool read_only = false;
+    bool nosuid_nodev = false; // for user-writable scratch such as /tmp
+
+    bool operator==(const MountOp &) const = default;
+};
+
+// Mounts in the order they must be made: kernel filesystems, node-local
+// directories, then admin binds sorted so that a parent target comes before
+// anything mounted below it.
+std::vector<MountOp> build_mount_plan(const Config &config);
+
+} // namespace sjail

@@ -1,0 +1,31 @@
+// Opening paths without following symlinks, checking ownership on the way.
+// This is how the plugin avoids every path a user could redirect.
+#pragma once
+
+#include "fd.hpp"
+#include "status.hpp"
+
+#include <string>
+
+namespace sjail {
+
+// Opens an absolute host path (the jail, the state directory) as an O_PATH
+// directory fd. Every component, the last included, must be a real directory
+// (no symlink), owned by root and not writable by group or others.
+Status open_root_owned_dir(const std::string &path, Fd &out);
+
+enum class TargetType { Directory, File };
+
+// Opens `target` (absolute, as seen inside the jail) below the jail root fd,
+// one component at a time with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, so a
+// symlink anywhere on the way is refused. Every directory above the target
+// must be root-owned and not writable by group or others; the target must
+// already exist (nothing is ever created inside the jail) with type `type`.
+Status open_mount_target(int jail_root, const std::string &target, TargetType type, Fd &out);
+
+// Creates an absolute host directory with `mode` if it is missing. Parents
+// must be root-owned and not group/other-writable (so no user can plant a
+// symlink on the way); an existing final directory must be root-owned.
+Status ensure_root_dir(const std::string &path, unsigned mode);
+
+} // namespace sjail

@@ -1,0 +1,140 @@
+#include "config.hpp"
+
+#include <gtest/gtest.h>
+
+using sjail::parse_config;
+
+namespace {
+
+std::string error_of(const std::vector<std::string> &args) {
+    auto parsed = parse_config(args);
+    EXPECT_FALSE(parsed.status.ok()) << "accepted: " << ::testing::PrintToString(args);
+    return parsed.status.message();
+}
+
+} // namespace
+
+TEST(Config, JailAloneGivesDocumentedDefaults) {
+    auto parsed = parse_config({"jail=/mnt/jail"});
+    ASSERT_TRUE(parsed.status.ok()) << parsed.status.message();
+    const auto &c = parsed.config;
+    EXPECT_EQ(c.jail, "/mnt/jail");
+    EXPECT_EQ(c.munge_dir, "/run/munge");
+    EXPECT_EQ(c.conf_dir, "/etc/slurm");
+    EXPECT_EQ(c.spool_dir, "/var/spool/slurmd");
+    EXPECT_EQ(c.tmp_dir, "/var/lib/slurm-jail/tmp");
+    EXPECT_EQ(c.state_dir, "/run/slurm-jail");
+    EXPECT_TRUE(c.binds.empty());
+    EXPECT_TRUE(c.allow_opt_out.empty());
+}
+
+TEST(Config, EverySettingIsRead) {
+    auto parsed = parse_config({"jail=/j", "munge=/m", "conf_dir=/c", "spool=/s", "tmp=/t",
+                                "state=/st", "allow_opt_out=root,1001", "bind=/a",
+                                "bind=/b:/x/y:ro", "bind=/c2:/z:rw", "bind=/d:ro"});
+    ASSERT_TRUE(parsed.status.ok()) << parsed.status.message();
+    const auto &c = parsed.config;
+    EXPECT_EQ(c.munge_dir, "/m");
+    EXPECT_EQ(c.conf_dir, "/c");
+    EXPECT_EQ(c.spool_dir, "/s");
+    EXPECT_EQ(c.tmp_dir, "/t");
+    EXPECT_EQ(c.state_dir, "/st");
+    EXPECT_EQ(c.allow_opt_out, (std::vector<std::string>{"root", "1001"}));
+    ASSERT_EQ(c.binds.size(), 4U);
+    EXPECT_EQ(c.binds[0], (sjail::BindSpec{"/a", "/a", false}));
+    EXPECT_EQ(c.binds[1], (sjail::BindSpec{"/b", "/x/y", true}));
+    EXPECT_EQ(c.binds[2], (sjail::BindSpec{"/c2", "/z", false}));
+    EXPECT_EQ(c.binds[3], (sjail::BindSpec{"/d", "/d", true}));
+}
+
+TEST(ConfigErrors, JailMissing) {
+    EXPECT_NE(error_of({}).find("jail= is missing"), std::string::npos);
+}
+
+TEST(ConfigErrors, JailIsHostRoot) {
+    EXPECT_NE(error_of({"jail=/"}).find("into the host"), std::string::npos);
+}
+
+TEST(ConfigErrors, UnknownKeyIsNeverIgnored) {
+    const auto msg = error_of({"jail=/j", "jial=/x"});
+    EXPECT_NE(msg.find("unknown setting 'jial'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("chroot.so(8)"), std::string::npos) << msg;
+}
+
+TEST(ConfigErrors, NotKeyValue) {
+    EXPECT_NE(error_of({"jail=/j", "verbose"}).find("not key=value"), std::string::npos);
+    EXPECT_NE(error_of({"=/j"}).find("not key=value"), std::string::npos);
+}
+
+TEST(ConfigErrors, RelativePath) {
+    EXPECT_NE(error_of({"jail=mnt/jail"}).find("not absolute"), std::string::npos);
+    EXPECT_NE(error_of({"jail=/j", "tmp=tmp"}).find("not absolute"), std::string::npos);
+}
+
+TEST(ConfigErrors, EmptyValue) {
+    EXPECT_NE(error_of({"jail="}).find("empty"), std::string::npos);
+}
+
+TEST(ConfigErrors, DotDotOrTrailingSlash) {
+    EXPECT_NE(error_of({"jail=/mnt/../etc"}).find("'..'"), std::string::npos);
+    EXPECT_NE(error_of({"jail=/mnt//jail"}).find("empty, '.' or '..'"), std::string::npos);
+    EXPECT_NE(error_of({"jail=/mnt/jail/"}).find("trailing slash"), std::string::npos);
+}
+
+TEST(ConfigErrors, RepeatedSingleValuedKey) {
+    EXPECT_NE(error_of({"jail=/a", "jail=/b"}).find("given twice"), std::string::npos);
+    EXPECT_NE(error_of({"jail=/a", "allow_opt_out=x", "allow_opt_out=y"}).find("given twice"),
+              std::string::npos);
+}
+
+TEST(ConfigErrors, MalformedBind) {
+    EXPECT_NE(error_of({"jail=/j", "bind=/a:/b:/c"}).find("SRC[:DST][:ro]"), std::string::npos);
+    EXPECT_NE(error_of({"jail=/j", "bind=a"}).find("not absolute"), std::string::npos);
+    EXPECT_NE(error_of({"jail=/j", "bind=/a:b"}).find("not absolute"), std::string::npos);
+    EXPECT_NE(error_of({"jail=/j", "bind=/a:/"}).find("jail root"), std::string::npos);
+    EXPECT_NE(error_of({"jail=/j", "bind="}).find("empty"), std::string::npos);
+}
+
+TEST(ConfigErrors, BindIntoKernelFilesystems) {
+    EXPECT_NE(error_of({"jail=/j", "bind=/x:/proc/x"}).find("lies under /proc"), std::string::npos);
+    EXPECT_NE(error_of({"jail=/j", "bind=/dev/nvidia0"}).find("lies under /dev"),
+              std::string::npos);
+    EXPECT_NE(error_of({"jail=/j", "munge=/sys/m"}).find("lies under /sys"), std::string::npos);
+}
+
+TEST(ConfigErrors, CollidingTargets) {
+    EXPECT_NE(error_of({"jail=/j", "bind=/a:/opt", "bind=/b:/opt"}).find("used twice"),
+              std::string::npos);
+    EXPECT_NE(error_of({"jail=/j", "bind=/x:/tmp"}).find("used twice"), std::string::npos);
+    EXPECT_NE(error_of({"jail=/j", "munge=/etc/slurm"}).find("must be different"),
+              std::string::npos);
+}
+
+TEST(ConfigErrors, EmptyOptOutEntry) {
+    EXPECT_NE(error_of({"jail=/j", "allow_opt_out=root,,x"}).find("empty entry"),
+              std::string::npos);
+}
+
+TEST(ConfigErrors, MessageNamesPlugstack) {
+    EXPECT_EQ(error_of({"jail=/j", "x=1"}).rfind("plugstack.conf: ", 0), 0U);
+}
+
+TEST(Fingerprint, ChangesWithEveryMountSetting) {
+    const auto base = sjail::fingerprint(parse_config({"jail=/j"}).config);
+    for (const auto &extra :
+         {"munge=/m", "conf_dir=/c", "spool=/s", "tmp=/t", "bind=/a", "bind=/a:/a:ro"}) {
+        EXPECT_NE(sjail::fingerprint(parse_config({"jail=/j", extra}).config), base) << extra;
+    }
+    EXPECT_NE(sjail::fingerprint(parse_config({"jail=/k"}).config), base);
+    EXPECT_EQ(sjail::fingerprint(parse_config({"jail=/j", "allow_opt_out=root"}).config), base);
+}
+
+TEST(OptOut, ByNameOrUid) {
+    auto c = parse_config({"jail=/j", "allow_opt_out=admin,1500"}).config;
+    EXPECT_TRUE(sjail::opt_out_allowed(c, "admin", 1000));
+    EXPECT_TRUE(sjail::opt_out_allowed(c, "someone", 1500));
+    EXPECT_FALSE(sjail::opt_out_allowed(c, "someone", 1000));
+    EXPECT_FALSE(sjail::opt_out_allowed(c, "", 1000));
+    auto none = parse_config({"jail=/j"}).config;
+    EXPECT_FALSE(sjail::opt_out_allowed(none, "root", 0));
+}

@@ -1,0 +1,48 @@
+// Root-level, in the host's own mount namespace: preparing the jail adds only
+// the two node-level mounts under the state directory, jobs add nothing, and
+// releasing removes them again.
+#include "node_namespace.hpp"
+#include "sandbox.hpp"
+#include "step_entry.hpp"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+TEST(HostMountTable, OnlyTheStateMountsAppearAndReleaseRemovesThem) {
+    const std::string top = "/var/lib/slurm-jail-tests";
+    std::filesystem::create_directories(top);
+    ASSERT_EQ(::chmod(top.c_str(), 0755), 0);
+    std::string base = top + "/hostXXXXXX";
+    ASSERT_NE(::mkdtemp(base.data()), nullptr);
+    ASSERT_EQ(::chmod(base.c_str(), 0755), 0);
+
+    sjail::Config config;
+    ASSERT_EQ(sandbox::make_layout(base, config), "");
+    ASSERT_TRUE(sandbox::mounts_below(base).empty());
+
+    sjail::Fd ns;
+    const auto s = sjail::acquire_node_namespace(config, ns);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const std::vector<std::string> node_level = {base + "/state", base + "/state/ns"};
+    EXPECT_EQ(sandbox::mounts_below(base), node_level);
+
+    // A "step": enter in a child, as slurmstepd does, and run a "task".
+    const std::string step = sandbox::in_child([&] {
+        if (auto e = sjail::enter_namespace(ns.get()); !e.ok()) {
+            return e.message();
+        }
+        CHILD_EXPECT(sandbox::read_file("/etc/slurm-jail-release") == "JAIL");
+        return std::string();
+    });
+    EXPECT_EQ(step, "");
+    EXPECT_EQ(sandbox::mounts_below(base), node_level);
+    EXPECT_TRUE(sandbox::mounts_below("/proc").size() >= 1); // the host's own /proc only
+    ns.reset();
+
+    const auto r = sjail::release_node_namespace(config);
+    EXPECT_TRUE(r.ok()) << r.message();
+    EXPECT_TRUE(sandbox::mounts_below(base).empty());
+    std::filesystem::remove_all(base);
+}

@@ -1,0 +1,267 @@
+// Root-level: build the node namespace for real, enter it, look around.
+#include "node_namespace.hpp"
+#include "sandbox.hpp"
+#include "step_entry.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using sandbox::in_child;
+using sjail::Config;
+using sjail::Fd;
+
+namespace {
+
+// Builds the node namespace and moves the calling process into it.
+std::string enter_jail(const Config &config) {
+    Fd ns;
+    if (auto s = sjail::acquire_node_namespace(config, ns); !s.ok()) {
+        return "acquire: " + s.message();
+    }
+    if (auto s = sjail::enter_namespace(ns.get()); !s.ok()) {
+        return "enter: " + s.message();
+    }
+    return "";
+}
+
+ino_t inode_of(const std::string &path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+// The node namespace's inode. `keep` holds the namespace open, so that its
+// inode number cannot be reused by a namespace built later.
+ino_t ns_inode(const Config &config, Fd &keep) {
+    if (!sjail::acquire_node_namespace(config, keep).ok()) {
+        return 0;
+    }
+    struct stat st {};
+    return ::fstat(keep.get(), &st) == 0 ? st.st_ino : 0;
+}
+
+} // namespace
+
+TEST(JailView, TheJailIsRootAndTheHostIsGone) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = sandbox::make_node(config); !e.empty()) {
+                      return e;
+                  }
+                  if (auto e = enter_jail(config); !e.empty()) {
+                      return e;
+                  }
+                  CHILD_EXPECT(sandbox::read_file("/etc/slurm-jail-release") == "JAIL");
+                  CHILD_EXPECT(::access("/mnt/host-only", F_OK) != 0);
+                  CHILD_EXPECT(::access("/mnt/jail", F_OK) != 0);
+                  char cwd[256];
+                  CHILD_EXPECT(::getcwd(cwd, sizeof(cwd)) != nullptr && std::string(cwd) == "/");
+                  // ".." at the root stays at the root.
+                  CHILD_EXPECT(inode_of("/..") == inode_of("/"));
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(JailView, ProcIsFreshAndNosuidNodevNoexec) {
+    EXPECT_EQ(
+        in_child([] {
+            Config config;
+            if (auto e = sandbox::make_node(config); !e.empty()) {
+                return e;
+            }
+            if (auto e = enter_jail(config); !e.empty()) {
+                return e;
+            }
+            struct statvfs vfs {};
+            CHILD_EXPECT(::statvfs("/proc", &vfs) == 0);
+            CHILD_EXPECT((vfs.f_flag & ST_NOSUID) != 0);
+            CHILD_EXPECT((vfs.f_flag & ST_NODEV) != 0);
+            CHILD_EXPECT((vfs.f_flag & ST_NOEXEC) != 0);
+            CHILD_EXPECT(
+                std::to_string(::getpid()) ==
+                sandbox::read_file("/proc/self/stat").substr(0, std::to_string(::getpid()).size()));
+            // /proc/1/root leads to init's root, which is outside this
+            // namespace: the kernel refuses to follow it from here.
+            return std::string();
+        }),
+        "");
+}
+
+TEST(JailView, DevSysTmpAndNodeBindsAreThere) {
+    EXPECT_EQ(
+        in_child([] {
+            Config config;
+            if (auto e = sandbox::make_node(config); !e.empty()) {
+                return e;
+            }
+            struct stat host_tmp {};
+            if (auto e = enter_jail(config); !e.empty()) {
+                return e;
+            }
+            CHILD_EXPECT(sandbox::write_file("/dev/null", "x").empty());
+            struct stat st {};
+            CHILD_EXPECT(::stat("/dev/pts", &st) == 0 && S_ISDIR(st.st_mode));
+            CHILD_EXPECT(::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode));
+            CHILD_EXPECT(::stat("/sys/kernel", &st) == 0);
+            // /tmp is the node-local directory, sticky and writable, nosuid.
+            CHILD_EXPECT(sandbox::write_file("/tmp/from-job", "tmp").empty());
+            CHILD_EXPECT(::stat("/tmp", &st) == 0 && (st.st_mode & 07777) == 01777);
+            struct statvfs vfs {};
+            CHILD_EXPECT(::statvfs("/tmp", &vfs) == 0 && (vfs.f_flag & ST_NOSUID) != 0);
+            // Slurm config is read-only; munge and spool are writable.
+            CHILD_EXPECT(sandbox::read_file("/mnt/node/conf/slurm.conf") == "ClusterName=test\n");
+            CHILD_EXPECT(::open("/mnt/node/conf/new", O_CREAT | O_WRONLY, 0600) < 0 &&
+                         errno == EROFS);
+            CHILD_EXPECT(sandbox::write_file("/mnt/node/munge/sock", "s").empty());
+            CHILD_EXPECT(sandbox::write_file("/mnt/node/spool/job1", "s").empty());
+            // Admin bind, read-only as asked.
+            CHILD_EXPECT(sandbox::read_file("/opt/data/hello") == "hi");
+            CHILD_EXPECT(::open("/opt/data/new", O_CREAT | O_WRONLY, 0600) < 0 && errno == EROFS);
+            (void)host_tmp;
+            return std::string();
+        }),
+        "");
+}
+
+TEST(JailView, TmpIsTheNodeDirectory) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = sandbox::make_node(config); !e.empty()) {
+                      return e;
+                  }
+                  const std::string out = in_child([&] {
+                      if (auto e = enter_jail(config); !e.empty()) {
+                          return e;
+                      }
+                      return sandbox::write_file("/tmp/from-job", "tmp");
+                  });
+                  CHILD_EXPECT(out.empty());
+                  CHILD_EXPECT(sandbox::read_file("/mnt/node/tmp/from-job") == "tmp");
+                  CHILD_EXPECT(::access("/mnt/jail/tmp/from-job", F_OK) != 0);
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(JailView, NamespaceIsReusedUntilTheConfigChanges) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = sandbox::make_node(config); !e.empty()) {
+                      return e;
+                  }
+                  Fd keep_first;
+                  const ino_t first = ns_inode(config, keep_first);
+                  CHILD_EXPECT(first != 0);
+                  Fd again;
+                  CHILD_EXPECT(ns_inode(config, again) == first);
+                  config.binds.push_back({"/mnt/node/data", "/home", true});
+                  Fd keep_second;
+                  const ino_t second = ns_inode(config, keep_second);
+                  CHILD_EXPECT(second != 0 && second != first);
+                  CHILD_EXPECT(ns_inode(config, again) == second);
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(JailView, LostNamespaceIsRebuilt) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = sandbox::make_node(config); !e.empty()) {
+                      return e;
+                  }
+                  Fd keep_first;
+                  const ino_t first = ns_inode(config, keep_first);
+                  CHILD_EXPECT(first != 0);
+                  CHILD_EXPECT(::umount2("/mnt/state/ns", MNT_DETACH) == 0);
+                  Fd keep_second;
+                  const ino_t second = ns_inode(config, keep_second);
+                  CHILD_EXPECT(second != 0 && second != first);
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(JailView, MissingOrReplacedJailIsNoticed) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = sandbox::make_node(config); !e.empty()) {
+                      return e;
+                  }
+                  Fd keep_first;
+                  const ino_t first = ns_inode(config, keep_first);
+                  CHILD_EXPECT(first != 0);
+                  // Gone: fail closed, even though the old namespace still exists.
+                  CHILD_EXPECT(::rename("/mnt/jail", "/mnt/old-jail") == 0);
+                  Fd ns;
+                  auto s = sjail::acquire_node_namespace(config, ns);
+                  CHILD_EXPECT(!s.ok() && !ns.valid());
+                  CHILD_EXPECT(s.message().find("No such file or directory") != std::string::npos);
+                  // Replaced by a new directory (a re-populated jail): rebuilt.
+                  Config again;
+                  CHILD_EXPECT(sandbox::make_layout("/mnt", again).empty());
+                  Fd keep_second;
+                  const ino_t second = ns_inode(config, keep_second);
+                  CHILD_EXPECT(second != 0 && second != first);
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(JailView, TasksForkedAfterEntryAreInTheJail) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = sandbox::make_node(config); !e.empty()) {
+                      return e;
+                  }
+                  if (auto e = enter_jail(config); !e.empty()) {
+                      return e;
+                  }
+                  ino_t step_ns = 0;
+                  CHILD_EXPECT(sjail::current_mount_namespace(step_ns).ok());
+                  const std::string task = in_child([&] {
+                      ino_t task_ns = 0;
+                      CHILD_EXPECT(sjail::current_mount_namespace(task_ns).ok());
+                      CHILD_EXPECT(task_ns == step_ns);
+                      CHILD_EXPECT(sandbox::read_file("/etc/slurm-jail-release") == "JAIL");
+                      return std::string();
+                  });
+                  CHILD_EXPECT(task.empty());
+                  return std::string();
+              }),
+              "");
+}
+
+// slurmstepd has threads already when the step is prepared; setns must still work.
+TEST(JailView, EntersFromAMultithreadedProcess) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = sandbox::make_node(config); !e.empty()) {
+                      return e;
+                  }
+                  Fd ns;
+                  if (auto s = sjail::acquire_node_namespace(config, ns); !s.ok()) {
+                      return s.message();
+                  }
+                  int stop[2];
+                  CHILD_EXPECT(::pipe(stop) == 0);
+                  std::thread other([&] {
+                      char c = 0;
+                      (void)!::read(stop[0], &c, 1);
+                  });
+                  const auto s = sjail::enter_namespace(ns.get());
+                  const bool in_jail = sandbox::read_file("/etc/slurm-jail-release") == "JAIL";
+                  ::close(stop[1]);
+                  other.join();
+                  CHILD_EXPECT(s.ok());
+                  CHILD_EXPECT(in_jail);
+                  return std::string();
+              }),
+              "");
+}
