@@ -1,0 +1,119 @@
+#!/usr/bin/env bats
+# Bad values are refused with a message that names the key (values.schema.json
+# for types, unknown keys and enums; templates/validate.yaml for checks across
+# keys).
+
+setup_file() {
+    load helpers
+    require_tools
+}
+
+setup() {
+    load helpers
+    load_libs
+}
+
+# refused VALUES_YAML MESSAGE...: helm template must fail and print every MESSAGE.
+refused() {
+    local values=$1
+    shift
+    printf '%s\n' "$values" >"$BATS_TEST_TMPDIR/bad.yaml"
+    run "$helm_bin" template t "$chart" -f "$BATS_TEST_TMPDIR/bad.yaml"
+    assert_failure
+    for msg in "$@"; do
+        assert_output --partial "$msg"
+    done
+    # helm lint checks the schema too; template `fail`s are only logged by
+    # lint (helm's lint mode), so only schema cases are asserted there.
+    if [ "${lint:-yes}" = yes ]; then
+        run "$helm_bin" lint --strict "$chart" -f "$BATS_TEST_TMPDIR/bad.yaml"
+        assert_failure
+    fi
+}
+
+# refused_by_template: the same, for checks across keys in templates/validate.yaml.
+refused_by_template() {
+    lint=no refused "$@"
+}
+
+@test "unknown top-level key" {
+    refused 'nodeset: {gpu: {replicas: 2}}' "additional properties 'nodeset' not allowed"
+}
+
+@test "unknown key inside a nodeset (typo)" {
+    refused 'nodesets: {cpu: {replica: 3}}' "at '/nodesets/cpu'" "additional properties 'replica' not allowed"
+}
+
+@test "wrong type: privileged as a string" {
+    refused 'nodesets: {cpu: {privileged: "yes"}}' "at '/nodesets/cpu/privileged'" "want boolean"
+}
+
+@test "wrong type: replicas as text, negative GPUs" {
+    refused 'nodesets: {cpu: {replicas: "two"}}' "at '/nodesets/cpu/replicas'" "want integer"
+    refused 'nodesets: {gpu: {gpus: -1}}' "at '/nodesets/gpu/gpus'" "minimum"
+}
+
+@test "nodeset name that cannot be a hostname part" {
+    refused 'nodesets: {GPU_nodes: {gpus: 8}}' "'GPU_nodes' does not match pattern"
+}
+
+@test "login Service type not one Kubernetes knows" {
+    refused 'login: {service: {type: Ingress}}' "at '/login/service/type'" "ClusterIP"
+}
+
+@test "nodePort without type NodePort" {
+    refused 'login: {service: {nodePort: 30022}}' "at '/login/service/type'" "value must be 'NodePort'"
+}
+
+@test "loadBalancerSourceRanges without type LoadBalancer" {
+    refused 'login: {service: {loadBalancerSourceRanges: [10.0.0.0/8]}}' "at '/login/service/type'" "value must be 'LoadBalancer'"
+}
+
+@test "jail volume without ReadWriteMany" {
+    refused 'jail: {persistence: {accessModes: [ReadWriteOnce]}}' "at '/jail/persistence/accessModes'"
+}
+
+@test "accounting with neither MariaDB nor an external database" {
+    refused 'accounting: {enabled: true}' "at '/accounting/external/host'" "at '/accounting/external/passwordSecret'"
+}
+
+@test "unknown plugin setting in plugin.extraArgs" {
+    refused 'plugin: {extraArgs: [jial=/srv/jail]}' "at '/plugin/extraArgs/0'" "does not match pattern"
+}
+
+@test "authorized key that is not an SSH public key" {
+    refused 'login: {authorizedKeys: {alice: ["-----BEGIN OPENSSH PRIVATE KEY-----"]}}' "at '/login/authorizedKeys/alice/0'"
+}
+
+@test "NCCL CronJob schedule that is not a cron expression" {
+    refused 'healthChecks: {nccl: {schedule: "every sunday"}}' "at '/healthChecks/nccl/schedule'"
+}
+
+@test "partition naming a nodeset that does not exist" {
+    refused_by_template 'partitions: [{name: gpu, nodesets: [h100]}]' \
+        'partitions[0] (gpu): nodeset "h100" is not an enabled entry of nodesets (enabled: cpu)'
+}
+
+@test "two default partitions" {
+    refused_by_template 'partitions: [{name: a, nodesets: [cpu], default: true}, {name: b, nodesets: [cpu], default: true}]' \
+        "partitions: more than one partition has default: true"
+}
+
+@test "NCCL check enabled without any GPU nodeset" {
+    refused_by_template 'healthChecks: {nccl: {enabled: true}}' "healthChecks.nccl.enabled is true but no enabled nodeset has gpus > 0"
+}
+
+@test "authorized keys while login is disabled" {
+    refused_by_template 'login: {enabled: false, authorizedKeys: {root: ["ssh-ed25519 AAAA x"]}}' "login.authorizedKeys is set but login.enabled is false"
+}
+
+@test "the good values next to each bad case render" {
+    printf '%s\n' 'nodesets: {cpu: {replicas: 3, privileged: true}, gpu: {gpus: 8}}' \
+        'partitions: [{name: gpu, nodesets: [cpu, gpu], default: true}]' \
+        'login: {service: {type: NodePort, nodePort: 30022}, authorizedKeys: {alice: ["ssh-ed25519 AAAA x"]}}' \
+        'plugin: {extraArgs: [bind=/srv/data]}' \
+        'healthChecks: {nccl: {enabled: true, schedule: "0 3 * * 0"}}' \
+        'accounting: {enabled: true, mariadb: {enabled: true}}' >"$BATS_TEST_TMPDIR/good.yaml"
+    run "$helm_bin" template t "$chart" -f "$BATS_TEST_TMPDIR/good.yaml"
+    assert_success
+}
