@@ -1,0 +1,106 @@
+#!/usr/bin/env bats
+# The chart's pod scripts (helm/slurm-cluster/files), run for real against
+# fake scontrol/squeue/sinfo that record their arguments.
+
+setup() {
+    load helpers
+    load_libs
+    files=$chart/files
+    bin=$BATS_TEST_TMPDIR/bin
+    mkdir -p "$bin"
+    export PATH=$bin:$PATH CALLS=$BATS_TEST_TMPDIR/calls
+    export SLURM_NODENAME=t-slurm-cluster-gpu-1 NODE_LIFECYCLE_POLL=0.1 NODE_LIFECYCLE_MUNGE_WAIT=0
+    : >"$CALLS"
+    fake scontrol 0
+    # squeue: prints a running job for the first $JOBS_FOR calls
+    cat >"$bin/squeue" <<'SH'
+#!/bin/sh
+echo "squeue $*" >>"$CALLS"
+n=$(grep -c '^squeue' "$CALLS")
+[ "$n" -le "${JOBS_FOR:-0}" ] && echo 4242
+exit 0
+SH
+    chmod +x "$bin/squeue"
+}
+
+# fake NAME RC [OUTPUT]: a command that logs its arguments and exits RC.
+fake() {
+    printf '#!/bin/sh\necho "%s $*" >>"$CALLS"\n%sexit %s\n' "$1" "${3:+echo \"$3\"; }" "$2" >"$bin/$1"
+    chmod +x "$bin/$1"
+}
+
+@test "the scripts are shellcheck clean (POSIX sh)" {
+    run shellcheck -s sh "$files/node-lifecycle" "$files/with-munge" "$files/helm-test"
+    assert_success
+}
+
+@test "drain: drains this node with our reason and waits until its jobs are gone" {
+    JOBS_FOR=3 run sh "$files/node-lifecycle" drain 60
+    assert_success
+    assert_output --partial "drained, no jobs left"
+    run cat "$CALLS"
+    assert_line --index 0 "scontrol update nodename=t-slurm-cluster-gpu-1 state=drain reason=slurm-jail-chart: pod terminating"
+    assert_line --index 1 "squeue -h -w t-slurm-cluster-gpu-1 -t RUNNING,COMPLETING,CONFIGURING -o %i"
+    run grep -c '^squeue' "$CALLS"
+    assert_output 4 # three polls saw the job, the fourth saw none
+}
+
+@test "drain: gives up after the grace period while jobs still run" {
+    SECONDS=0
+    JOBS_FOR=100000 run sh "$files/node-lifecycle" drain 1
+    assert_success
+    assert_output --partial "jobs still running after 1s, stopping anyway: 4242"
+    [ "$SECONDS" -le 4 ]
+}
+
+@test "drain: a failing scontrol (controller gone) does not block the pod" {
+    fake scontrol 1
+    run sh "$files/node-lifecycle" drain 600
+    assert_success
+    assert_output --partial "scontrol failed; not waiting for jobs"
+    run grep -c '^squeue' "$CALLS"
+    assert_output 0
+}
+
+@test "drain: a bad grace period is reported, not fatal" {
+    run sh "$files/node-lifecycle" drain soon
+    assert_success
+    assert_output --partial "SECONDS must be a whole number, got 'soon'"
+    run cat "$CALLS"
+    assert_output ""
+}
+
+@test "resume: resumes a node that our drain drained" {
+    fake sinfo 0 "slurm-jail-chart: pod terminating"
+    run sh "$files/node-lifecycle" resume
+    assert_success
+    run cat "$CALLS"
+    assert_line "sinfo -h -n t-slurm-cluster-gpu-1 -o %E"
+    assert_line "scontrol update nodename=t-slurm-cluster-gpu-1 state=resume"
+}
+
+@test "resume: never resumes a node drained for another reason" {
+    fake sinfo 0 "NHC: gpu-check: GPU 3 fell off the bus"
+    run sh "$files/node-lifecycle" resume
+    assert_success
+    assert_output --partial "not ours; leaving the node as it is"
+    run grep -c '^scontrol' "$CALLS"
+    assert_output 0
+}
+
+@test "node-lifecycle: the node defaults to the hostname; usage error without a command" {
+    unset SLURM_NODENAME
+    fake sinfo 0 ""
+    run sh "$files/node-lifecycle" resume
+    assert_success
+    assert_line --partial "$(hostname): resume: reason is ''"
+    run sh "$files/node-lifecycle"
+    assert_failure 2
+    assert_output --partial "usage: node-lifecycle drain SECONDS | node-lifecycle resume"
+}
+
+@test "with-munge: usage error without a command" {
+    run sh "$files/with-munge"
+    assert_failure 2
+    assert_output --partial "usage: with-munge CMD"
+}
