@@ -242,7 +242,7 @@ OUT
     jq -e '.template.spec.containers[0].volumeMounts | any(.name == "authorized-keys" and .mountPath == "/etc/ssh/authorized-keys")' <<<"$spec" >/dev/null
     keys=$(obj "$R/lb.json" Secret t-slurm-cluster-authorized-keys)
     jq -e '.stringData.bob == "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 bob@desk\necdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTY= bob@phone\n"' <<<"$keys" >/dev/null
-    jq -e '.stringData.root | startswith("ssh-ed25519 ")' <<<"$keys" >/dev/null
+    jq -e '.stringData.alice | startswith("ssh-ed25519 ")' <<<"$keys" >/dev/null
 }
 
 @test "generated SSH host keys are real keys OpenSSH can load" {
