@@ -1,0 +1,26 @@
+// Glue shared by the checks: count consecutive failures, read the node's
+// state, decide, and drain/resume (or print what would happen with dry-run).
+#pragma once
+
+#include "reason.hpp"
+#include "slurm_client.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace sjh {
+
+struct ActionSettings {
+    std::string node;
+    std::string state_file; // consecutive-failure counter
+    unsigned drain_after = 1;
+    bool dry_run = false;
+};
+
+// Returns the decided action (after doing it unless dry_run). Throws
+// SlurmError / std::runtime_error before changing anything if the node's state
+// cannot be read or the state file is corrupt.
+Action act_on_outcome(const SlurmClient &slurm, const ActionSettings &s, const std::string &check,
+                      bool passed, const std::string &cause, std::FILE *out);
+
+} // namespace sjh

@@ -1,0 +1,28 @@
+// Rendering the quick check's result for people, machines and Prometheus (pure).
+#pragma once
+
+#include "gpu_checks.hpp"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace sjh {
+
+struct RunInfo {
+    std::string node;
+    double duration_s = 0;
+    double timestamp_s = 0; // unix time of the run
+};
+
+// One line per problem: "DRAIN GPU 3 (...): ..." / "WARN ...", or "OK ..." when none.
+std::string render_human(const Evaluation &e, const RunInfo &info);
+
+nlohmann::json render_json(const Evaluation &e, const std::optional<NodeSnapshot> &snapshot,
+                           const RunInfo &info);
+
+// node_exporter textfile format: slurm_jail_gpu_check_ok{check,gpu} 0|1, plus
+// slurm_jail_gpu_check_drain, _duration_seconds and _last_run_timestamp_seconds.
+std::string render_metrics(const Evaluation &e, const RunInfo &info);
+
+} // namespace sjh

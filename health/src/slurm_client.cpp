@@ -1,0 +1,91 @@
+#include "slurm_client.hpp"
+
+#include "slurm_text.hpp"
+#include "subprocess.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace sjh {
+
+std::string explain_slurm_failure(const std::string &tool, const std::string &stderr_text,
+                                  int exit_code) {
+    std::string detail = stderr_text;
+    while (!detail.empty() && (detail.back() == '\n' || detail.back() == ' ')) {
+        detail.pop_back();
+    }
+    if (detail.find("Unable to contact slurm controller") != std::string::npos ||
+        detail.find("Connection refused") != std::string::npos ||
+        detail.find("Socket timed out") != std::string::npos) {
+        return fmt::format("cannot reach slurmctld ({} says: {}); check that slurmctld runs and "
+                           "that SlurmctldHost/SlurmctldPort in slurm.conf (or SLURM_CONF) "
+                           "point at it; nothing was changed",
+                           tool, detail);
+    }
+    if (detail.find("authentication") != std::string::npos ||
+        detail.find("Munge") != std::string::npos) {
+        return fmt::format("{} cannot authenticate to slurmctld ({}); check that munged runs "
+                           "with the cluster's key; nothing was changed",
+                           tool, detail);
+    }
+    return fmt::format("{} failed with exit code {}: {}", tool, exit_code,
+                       detail.empty() ? "(no error output)" : detail);
+}
+
+std::string SlurmClient::run(const std::string &tool, const std::vector<std::string> &args) const {
+    std::vector<std::string> argv{tool};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandOptions opts;
+    opts.timeout = std::chrono::seconds(tools_.timeout_s);
+    const auto r = run_command(argv, opts);
+    if (!r.started) {
+        throw SlurmError(fmt::format("cannot run '{}': {}; install slurm-client or pass its path "
+                                     "(--scontrol/--sinfo/--sbatch)",
+                                     tool, r.exec_error));
+    }
+    if (r.timed_out) {
+        throw SlurmError(fmt::format("'{} {}' did not answer within {} s; is slurmctld "
+                                     "overloaded or unreachable? nothing was changed",
+                                     tool, fmt::join(args, " "), tools_.timeout_s));
+    }
+    if (r.exit_code != 0 || r.signal != 0) {
+        throw SlurmError(explain_slurm_failure(tool, r.err, r.exit_code));
+    }
+    return r.out;
+}
+
+NodeState SlurmClient::show_node(const std::string &node) const {
+    const auto out = run(tools_.scontrol, {"show", "node", node});
+    try {
+        return parse_scontrol_node(out);
+    } catch (const std::exception &e) {
+        throw SlurmError(fmt::format("cannot read the state of node '{}': {}", node, e.what()));
+    }
+}
+
+std::string SlurmClient::node_gres(const std::string &node) const {
+    return parse_scontrol_gres(run(tools_.scontrol, {"show", "node", node}));
+}
+
+std::vector<NodeState> SlurmClient::list_nodes(const std::string &partition) const {
+    std::vector<std::string> args{"-h", "-N", "-o", "%N|%T"};
+    if (!partition.empty()) {
+        args.insert(args.end(), {"-p", partition});
+    }
+    return parse_sinfo_nodes(run(tools_.sinfo, args));
+}
+
+void SlurmClient::drain(const std::string &node, const std::string &reason) const {
+    run(tools_.scontrol,
+        {"update", "nodename=" + node, "state=drain", "reason=" + reason});
+}
+
+void SlurmClient::resume(const std::string &node) const {
+    run(tools_.scontrol, {"update", "nodename=" + node, "state=resume"});
+}
+
+std::string SlurmClient::submit(const std::vector<std::string> &sbatch_args) const {
+    return run(tools_.sbatch, sbatch_args);
+}
+
+} // namespace sjh

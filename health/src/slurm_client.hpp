@@ -1,0 +1,45 @@
+// Thin layer over scontrol, sinfo and sbatch. Every failure becomes a
+// SlurmError whose message names the cause and the fix.
+#pragma once
+
+#include "reason.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sjh {
+
+struct SlurmError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct SlurmTools {
+    std::string scontrol = "scontrol";
+    std::string sinfo = "sinfo";
+    std::string sbatch = "sbatch";
+    int timeout_s = 20;
+};
+
+class SlurmClient {
+  public:
+    explicit SlurmClient(SlurmTools tools) : tools_(std::move(tools)) {}
+
+    NodeState show_node(const std::string &node) const;
+    std::string node_gres(const std::string &node) const;
+    std::vector<NodeState> list_nodes(const std::string &partition) const;
+    void drain(const std::string &node, const std::string &reason) const;
+    void resume(const std::string &node) const;
+    // Returns sbatch's output ("Submitted batch job N").
+    std::string submit(const std::vector<std::string> &sbatch_args) const;
+
+  private:
+    std::string run(const std::string &tool, const std::vector<std::string> &args) const;
+    SlurmTools tools_;
+};
+
+// Pure: the message for a failed Slurm command.
+std::string explain_slurm_failure(const std::string &tool, const std::string &stderr_text,
+                                  int exit_code);
+
+} // namespace sjh

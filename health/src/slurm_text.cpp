@@ -1,0 +1,96 @@
+#include "slurm_text.hpp"
+
+#include <regex>
+#include <set>
+#include <stdexcept>
+
+namespace sjh {
+namespace {
+
+std::string value_of(std::string_view text, const std::string &key) {
+    // key=value, where key starts a line (after spaces) or follows a space.
+    const std::regex re("(?:^|\\s)" + key + "=(\\S*)");
+    const std::string s(text);
+    std::smatch m;
+    return std::regex_search(s, m, re) ? m.str(1) : std::string();
+}
+
+} // namespace
+
+NodeState parse_scontrol_node(std::string_view text) {
+    NodeState n;
+    n.name = value_of(text, "NodeName");
+    n.state = value_of(text, "State");
+    if (n.name.empty() || n.state.empty()) {
+        throw std::runtime_error("scontrol printed no NodeName=/State= (unexpected output: '" +
+                                 std::string(text.substr(0, 200)) + "')");
+    }
+    // Reason runs to the end of its line and ends with " [user@time]".
+    static const std::regex reason(R"((?:^|\s)Reason=(.*?)(?:\s+\[[^\]]*@[^\]]*\])?\s*$)",
+                                   std::regex::multiline);
+    const std::string s(text);
+    std::smatch m;
+    if (std::regex_search(s, m, reason)) {
+        n.reason = m.str(1);
+    }
+    if (n.reason == "(null)") {
+        n.reason.clear();
+    }
+    return n;
+}
+
+std::string parse_scontrol_gres(std::string_view text) {
+    auto g = value_of(text, "Gres");
+    return g == "(null)" ? std::string() : g;
+}
+
+std::vector<NodeState> parse_sinfo_nodes(std::string_view text) {
+    std::vector<NodeState> out;
+    std::set<std::string> seen;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        auto nl = text.find('\n', pos);
+        if (nl == std::string_view::npos) {
+            nl = text.size();
+        }
+        const auto line = text.substr(pos, nl - pos);
+        pos = nl + 1;
+        const auto bar = line.find('|');
+        if (bar == std::string_view::npos) {
+            continue;
+        }
+        NodeState n;
+        n.name = std::string(line.substr(0, bar));
+        n.state = std::string(line.substr(bar + 1));
+        while (!n.state.empty() && (n.state.back() == ' ' || n.state.back() == '\r')) {
+            n.state.pop_back();
+        }
+        if (!n.name.empty() && seen.insert(n.name).second) {
+            out.push_back(std::move(n));
+        }
+    }
+    return out;
+}
+
+bool eligible_for_nccl(std::string_view state) {
+    if (state.empty() || state.find_first_of("*~#!%@^") != std::string_view::npos) {
+        return false; // not responding, powered down/up, rebooting, ...
+    }
+    static const std::set<std::string_view> ok = {"idle", "mixed", "allocated", "completing"};
+    return ok.contains(state);
+}
+
+std::string shell_quote(std::string_view word) {
+    std::string out = "'";
+    for (const char c : word) {
+        if (c == '\'') {
+            out += "'\\''";
+        } else {
+            out += c;
+        }
+    }
+    out += "'";
+    return out;
+}
+
+} // namespace sjh

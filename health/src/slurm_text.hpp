@@ -1,0 +1,32 @@
+// Parsers for what scontrol and sinfo print, and the NCCL driver's node
+// eligibility rule (pure).
+#pragma once
+
+#include "reason.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sjh {
+
+// `scontrol show node NAME` (multi-line or -o). Throws std::runtime_error if
+// there is no NodeName= or State=.
+NodeState parse_scontrol_node(std::string_view text);
+
+// The Gres= value of `scontrol show node` ("" when "(null)" or absent).
+std::string parse_scontrol_gres(std::string_view text);
+
+// `sinfo -h -N -o '%N|%T'`: one node per line, repeated per partition.
+// Returns unique nodes in first-seen order, state as sinfo prints it ("idle", "drained", "down*").
+std::vector<NodeState> parse_sinfo_nodes(std::string_view text);
+
+// The NCCL driver submits only to nodes that can take a job now: idle, mixed,
+// allocated or completing, responding (no '*'), not drained/draining/down/failed/
+// in maintenance/rebooting/powered down.
+bool eligible_for_nccl(std::string_view sinfo_state);
+
+// Quote one word for /bin/sh.
+std::string shell_quote(std::string_view word);
+
+} // namespace sjh

@@ -1,0 +1,194 @@
+// slurm-jail-gpu-check: the quick GPU health check, run by slurmd as its
+// HealthCheckProgram. See man/slurm-jail-gpu-check.8.
+#include "gpu_checks.hpp"
+#include "kernel_log.hpp"
+#include "node_action.hpp"
+#include "nvml_probe.hpp"
+#include "report.hpp"
+#include "atomic_file.hpp"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <fmt/format.h>
+
+namespace {
+
+using namespace sjh;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+    std::string node;
+    unsigned expected_gpus = 0;
+    std::string nvml_library = kDefaultNvmlLibrary;
+    double budget_s = 30;
+    std::string kernel_log = kDefaultKernelLog;
+    double xid_window_s = 3600;
+    std::string fatal_xids;
+    unsigned temp_warn_c = 85;
+    unsigned drain_after = 1;
+    std::string state_dir = "/var/lib/slurm-jail/health";
+    std::string metrics_file;
+    std::string scontrol = "scontrol";
+    bool json = false;
+    bool no_drain = false;
+    bool dry_run = false;
+};
+
+void add_options(CLI::App &app, Options &o) {
+    app.set_config("--config", "/etc/slurm-jail/health.conf",
+                   "Config file; its [gpu-check] section holds defaults for these options");
+    app.get_config_formatter_base()->section("gpu-check");
+    app.allow_config_extras(CLI::config_extras_mode::error);
+    app.add_option("--node", o.node, "Slurm node name (default: $SLURMD_NODENAME)");
+    app.add_option("--expected-gpus", o.expected_gpus,
+                   "GPUs the node must have (default: from the node's Gres in Slurm)");
+    app.add_option("--nvml-library", o.nvml_library, "NVML library to dlopen")
+        ->capture_default_str();
+    app.add_option("--budget", o.budget_s, "Hard time budget for the whole run, seconds")
+        ->capture_default_str()
+        ->check(CLI::Range(0.5, 55.0));
+    app.add_option("--kernel-log", o.kernel_log, "Kernel log to scan for Xids")
+        ->capture_default_str();
+    app.add_option("--xid-window", o.xid_window_s, "Xids younger than this many seconds count")
+        ->capture_default_str();
+    app.add_option("--fatal-xids", o.fatal_xids,
+                   "Comma-separated Xids that drain (default: the list in the man page)");
+    app.add_option("--temp-warn", o.temp_warn_c, "Warn at or above this GPU temperature, C")
+        ->capture_default_str();
+    app.add_option("--drain-after", o.drain_after, "Drain after this many failures in a row")
+        ->capture_default_str()
+        ->check(CLI::Range(1U, 1000U));
+    app.add_option("--state-dir", o.state_dir, "Where the failure counter is kept")
+        ->capture_default_str();
+    app.add_option("--metrics-file", o.metrics_file,
+                   "Write Prometheus metrics here (node_exporter textfile collector)");
+    app.add_option("--scontrol", o.scontrol, "scontrol to use")->capture_default_str();
+    app.add_flag("--json", o.json, "Print the result as JSON");
+    app.add_flag("--no-drain", o.no_drain, "Only report; never talk to Slurm");
+    app.add_flag("--dry-run", o.dry_run, "Print the drain/resume it would do, change nothing");
+}
+
+double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::chrono::milliseconds ms(double s) {
+    return std::chrono::milliseconds(static_cast<long>(s * 1000.0));
+}
+
+unsigned resolve_expected(const Options &o, const SlurmClient &slurm) {
+    if (o.expected_gpus > 0) {
+        return o.expected_gpus;
+    }
+    if (o.node.empty()) {
+        throw std::runtime_error("the expected GPU count is unknown: pass --expected-gpus (or "
+                                 "expected-gpus in the [gpu-check] config section)");
+    }
+    const auto gres = slurm.node_gres(o.node);
+    const auto n = gpu_count_from_gres(gres);
+    if (!n || *n == 0) {
+        throw std::runtime_error(fmt::format(
+            "node {} has no gpu in its Gres ('{}'): set Gres=gpu:N for it in slurm.conf or pass "
+            "--expected-gpus",
+            o.node, gres));
+    }
+    return *n;
+}
+
+std::vector<XidEvent> scan_xids(const Options &o, Evaluation &problems_out) {
+    try {
+        const auto fatal = o.fatal_xids.empty() ? default_fatal_xids()
+                                                : parse_xid_list(o.fatal_xids);
+        const auto events = parse_xid_log(read_kernel_log(o.kernel_log));
+        return recent_fatal_xids(events, fatal, kernel_clock_now_us(),
+                                 static_cast<std::uint64_t>(o.xid_window_s * 1e6));
+    } catch (const std::invalid_argument &) {
+        throw;
+    } catch (const std::exception &e) {
+        problems_out.problems.push_back({"xid", std::nullopt, Severity::warn,
+                                         fmt::format("Xids not checked: {}", e.what())});
+        return {};
+    }
+}
+
+int run(Options &o) {
+    const auto start = Clock::now();
+    if (o.node.empty()) {
+        if (const char *env = std::getenv("SLURMD_NODENAME")) {
+            o.node = env;
+        }
+    }
+    if (o.node.empty() && !o.no_drain) {
+        throw std::runtime_error("no node name: slurmd sets SLURMD_NODENAME; otherwise pass "
+                                 "--node NAME, or --no-drain to only report");
+    }
+    if (!o.fatal_xids.empty()) {
+        (void)parse_xid_list(o.fatal_xids); // bad input fails before any work
+    }
+    SlurmTools tools;
+    tools.scontrol = o.scontrol;
+    tools.timeout_s = std::max(1, static_cast<int>(o.budget_s / 4));
+    const SlurmClient slurm(tools);
+    GpuCheckConfig cfg;
+    cfg.expected_gpus = resolve_expected(o, slurm);
+    cfg.temp_warn_c = o.temp_warn_c;
+
+    // NVML gets most of the budget; the rest is kept for Xids and Slurm.
+    const double probe_budget = o.budget_s * 0.75 - seconds_since(start);
+    const auto probe = probe_gpus(o.nvml_library, ms(std::max(0.1, probe_budget)));
+    Evaluation extra;
+    Evaluation ev;
+    if (probe.snapshot) {
+        const auto xids = scan_xids(o, extra);
+        ev = evaluate(*probe.snapshot, xids, cfg);
+    } else {
+        ev = evaluate_probe_failure(probe.failure);
+    }
+    ev.problems.insert(ev.problems.end(), extra.problems.begin(), extra.problems.end());
+
+    RunInfo info;
+    info.node = o.node;
+    info.duration_s = seconds_since(start);
+    info.timestamp_s = std::chrono::duration<double>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    if (!o.metrics_file.empty()) {
+        write_file_atomically(o.metrics_file, render_metrics(ev, info));
+    }
+    if (o.json) {
+        fmt::print("{}\n", render_json(ev, probe.snapshot, info).dump(2));
+    } else {
+        fmt::print("{}", render_human(ev, info));
+    }
+    std::fflush(stdout);
+    if (!o.no_drain) {
+        tools.timeout_s = std::max(1, static_cast<int>(o.budget_s - seconds_since(start)));
+        ActionSettings s;
+        s.node = o.node;
+        s.state_file = o.state_dir + "/gpu-check.failures";
+        s.drain_after = o.drain_after;
+        s.dry_run = o.dry_run;
+        act_on_outcome(SlurmClient(tools), s, "gpu", !ev.must_drain(), ev.cause(),
+                       o.json ? stderr : stdout);
+    }
+    return ev.must_drain() ? 1 : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"Quick GPU health check for Slurm's HealthCheckProgram: reads every GPU "
+                 "through NVML within a hard time budget, scans the kernel log for fatal Xids, "
+                 "drains the node on failure and resumes it when a later run passes.",
+                 "slurm-jail-gpu-check"};
+    Options o;
+    add_options(app, o);
+    CLI11_PARSE(app, argc, argv);
+    try {
+        return run(o);
+    } catch (const std::exception &e) {
+        fmt::print(stderr, "slurm-jail-gpu-check: error: {}\n", e.what());
+        return 2;
+    }
+}

@@ -1,0 +1,200 @@
+// slurm-jail-nccl-check: runs all_reduce_perf on this node, judges the result
+// and drains/resumes the node. See man/slurm-jail-nccl-check.8.
+#include "nccl_output.hpp"
+#include "nccl_verdict.hpp"
+#include "node_action.hpp"
+#include "nvml_probe.hpp"
+#include "subprocess.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace {
+
+using namespace sjh;
+
+struct Options {
+    std::string node;
+    std::string binary = "all_reduce_perf";
+    std::string args = "-b 8G -e 8G -f 2 -g {gpus}";
+    std::vector<std::string> env;
+    int timeout_s = 900;
+    std::vector<std::string> thresholds;
+    std::string gpu_model;
+    unsigned gpus = 0;
+    std::string nvml_library = kDefaultNvmlLibrary;
+    unsigned drain_after = 1;
+    std::string state_dir = "/var/lib/slurm-jail/health";
+    std::string scontrol = "scontrol";
+    bool json = false;
+    bool no_drain = false;
+    bool dry_run = false;
+};
+
+void add_options(CLI::App &app, Options &o) {
+    app.set_config("--config", "/etc/slurm-jail/health.conf",
+                   "Config file; its [nccl-check] section holds defaults for these options");
+    app.get_config_formatter_base()->section("nccl-check");
+    app.allow_config_extras(CLI::config_extras_mode::error);
+    app.add_option("--node", o.node, "Slurm node name (default: $SLURMD_NODENAME)");
+    app.add_option("--binary", o.binary, "all_reduce_perf to run")->capture_default_str();
+    app.add_option("--args", o.args,
+                   "Its arguments, split on spaces; {gpus} becomes the GPU count")
+        ->capture_default_str();
+    app.add_option("--env", o.env, "Extra environment KEY=VALUE (repeatable)");
+    app.add_option("--timeout", o.timeout_s, "Kill it after this many seconds")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    app.add_option("--threshold", o.thresholds,
+                   "Minimum busbw, MODELxGPUS=GBPS (repeatable; adds to/overrides the built-in "
+                   "table)");
+    app.add_option("--gpu-model", o.gpu_model, "GPU name to match thresholds (default: NVML)");
+    app.add_option("--gpus", o.gpus, "GPU count (default: NVML)");
+    app.add_option("--nvml-library", o.nvml_library, "NVML library to dlopen")
+        ->capture_default_str();
+    app.add_option("--drain-after", o.drain_after, "Drain after this many failures in a row")
+        ->capture_default_str()
+        ->check(CLI::Range(1U, 1000U));
+    app.add_option("--state-dir", o.state_dir, "Where the failure counter is kept")
+        ->capture_default_str();
+    app.add_option("--scontrol", o.scontrol, "scontrol to use")->capture_default_str();
+    app.add_flag("--json", o.json, "Print the result as JSON");
+    app.add_flag("--no-drain", o.no_drain, "Only report; never talk to Slurm");
+    app.add_flag("--dry-run", o.dry_run, "Print the drain/resume it would do, change nothing");
+}
+
+std::vector<std::string> build_argv(const Options &o, unsigned gpus) {
+    std::vector<std::string> argv{o.binary};
+    std::istringstream in(o.args);
+    std::string word;
+    while (in >> word) {
+        for (auto p = word.find("{gpus}"); p != std::string::npos; p = word.find("{gpus}")) {
+            word.replace(p, 6, std::to_string(gpus));
+        }
+        argv.push_back(word);
+    }
+    return argv;
+}
+
+void resolve_gpus(Options &o) {
+    if (!o.gpu_model.empty() && o.gpus > 0) {
+        return;
+    }
+    const auto probe = probe_gpus(o.nvml_library, std::chrono::seconds(30));
+    if (!probe.snapshot) {
+        throw std::runtime_error(fmt::format(
+            "cannot learn the GPU model and count from NVML ({}); pass --gpu-model and --gpus",
+            probe.failure));
+    }
+    if (o.gpus == 0) {
+        o.gpus = probe.snapshot->count;
+    }
+    if (o.gpu_model.empty() && !probe.snapshot->gpus.empty()) {
+        o.gpu_model = probe.snapshot->gpus.front().name;
+    }
+}
+
+nlohmann::json to_json(const NcclOutput &out, const NcclVerdict &v, const NcclRun &run,
+                       const Options &o, const std::optional<Threshold> &t) {
+    return {{"node", o.node},
+            {"verdict", v.pass ? "pass" : "fail"},
+            {"cause", v.cause},
+            {"gpu_model", o.gpu_model},
+            {"gpus", o.gpus},
+            {"threshold_gbps", t ? nlohmann::json(t->min_busbw) : nlohmann::json(nullptr)},
+            {"busbw_gbps", v.measured_busbw ? nlohmann::json(*v.measured_busbw)
+                                            : nlohmann::json(nullptr)},
+            {"size_bytes", v.measured_size ? nlohmann::json(*v.measured_size)
+                                           : nlohmann::json(nullptr)},
+            {"avg_busbw_gbps",
+             out.avg_busbw ? nlohmann::json(*out.avg_busbw) : nlohmann::json(nullptr)},
+            {"rows", out.rows.size()},
+            {"exit_code", run.exit_code},
+            {"timed_out", run.timed_out},
+            {"notes", v.notes}};
+}
+
+int run(Options &o) {
+    if (o.node.empty()) {
+        if (const char *env = std::getenv("SLURMD_NODENAME")) {
+            o.node = env;
+        }
+    }
+    if (o.node.empty() && !o.no_drain) {
+        throw std::runtime_error("no node name: inside a Slurm job SLURMD_NODENAME is set; "
+                                 "otherwise pass --node NAME, or --no-drain to only report");
+    }
+    std::vector<Threshold> overrides;
+    for (const auto &spec : o.thresholds) {
+        overrides.push_back(parse_threshold(spec));
+    }
+    const auto table = merge_thresholds(default_thresholds(), overrides);
+    resolve_gpus(o);
+    const auto threshold = find_threshold(table, o.gpu_model, o.gpus);
+    if (!threshold && o.gpus > 1) {
+        throw std::runtime_error(fmt::format(
+            "no bandwidth threshold for '{}' x{}: add one, e.g. --threshold MODELx{}=GBPS "
+            "(threshold = ... in the [nccl-check] config section)",
+            o.gpu_model, o.gpus, o.gpus));
+    }
+    CommandOptions copts;
+    copts.timeout = std::chrono::seconds(o.timeout_s);
+    copts.merge_stderr = true;
+    copts.extra_env = o.env;
+    const auto r = run_command(build_argv(o, o.gpus), copts);
+    if (!r.started) {
+        throw std::runtime_error(fmt::format("cannot run '{}': {}; install nccl-tests or pass "
+                                             "--binary PATH",
+                                             o.binary, r.exec_error));
+    }
+    NcclRun run;
+    run.exit_code = r.exit_code;
+    run.signal = r.signal;
+    run.timed_out = r.timed_out;
+    run.timeout_s = o.timeout_s;
+    const auto out = parse_nccl_output(r.out);
+    const auto v = judge_nccl(out, run, threshold, o.gpus);
+    std::FILE *log = o.json ? stderr : stdout;
+    if (o.json) {
+        fmt::print("{}\n", to_json(out, v, run, o, threshold).dump(2));
+    } else {
+        fmt::print("{} {}: {}\n", v.pass ? "PASS" : "FAIL", o.node.empty() ? "node" : o.node,
+                   v.pass ? "NCCL all_reduce check passed" : v.cause);
+        for (const auto &n : v.notes) {
+            fmt::print("  {}\n", n);
+        }
+    }
+    std::fflush(stdout);
+    if (!o.no_drain) {
+        SlurmTools tools;
+        tools.scontrol = o.scontrol;
+        ActionSettings s;
+        s.node = o.node;
+        s.state_file = o.state_dir + "/nccl-check.failures";
+        s.drain_after = o.drain_after;
+        s.dry_run = o.dry_run;
+        act_on_outcome(SlurmClient(tools), s, "nccl", v.pass, v.cause, log);
+    }
+    return v.pass ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"NCCL bandwidth check: runs all_reduce_perf on this node, judges the bus "
+                 "bandwidth at the largest message size against a per-model threshold, drains "
+                 "the node on failure and resumes it when a later run passes.",
+                 "slurm-jail-nccl-check"};
+    Options o;
+    add_options(app, o);
+    CLI11_PARSE(app, argc, argv);
+    try {
+        return run(o);
+    } catch (const std::exception &e) {
+        fmt::print(stderr, "slurm-jail-nccl-check: error: {}\n", e.what());
+        return 2;
+    }
+}

@@ -1,0 +1,114 @@
+// slurm-jail-nccl-submit: the CronJob-friendly driver. Submits one exclusive
+// job per eligible node, each running slurm-jail-nccl-check on that node.
+// See man/slurm-jail-nccl-submit.8.
+#include "slurm_client.hpp"
+#include "slurm_text.hpp"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace {
+
+using namespace sjh;
+
+struct Options {
+    std::string partition;
+    std::string check_command;
+    std::vector<std::string> sbatch_args;
+    std::vector<std::string> check_args;
+    std::string job_name = "slurm-jail-nccl-check";
+    std::string sinfo = "sinfo";
+    std::string sbatch = "sbatch";
+    bool dry_run = false;
+};
+
+std::string default_check_command() {
+    // The nccl-check program installed next to this one.
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        return (self.parent_path() / "slurm-jail-nccl-check").string();
+    }
+    return "slurm-jail-nccl-check";
+}
+
+std::string wrap_command(const Options &o, const std::string &node) {
+    std::string cmd = "exec " + shell_quote(o.check_command) + " --node " + shell_quote(node);
+    for (const auto &a : o.check_args) {
+        cmd += " " + shell_quote(a);
+    }
+    return cmd;
+}
+
+int run(Options &o) {
+    if (o.check_command.empty()) {
+        o.check_command = default_check_command();
+    }
+    SlurmTools tools;
+    tools.sinfo = o.sinfo;
+    tools.sbatch = o.sbatch;
+    const SlurmClient slurm(tools);
+    const auto nodes = slurm.list_nodes(o.partition);
+    unsigned submitted = 0;
+    unsigned skipped = 0;
+    for (const auto &n : nodes) {
+        if (!eligible_for_nccl(n.state)) {
+            fmt::print("skip {}: state {}\n", n.name, n.state);
+            ++skipped;
+            continue;
+        }
+        std::vector<std::string> args{"--exclusive", "--nodes=1", "--nodelist=" + n.name,
+                                      "--job-name=" + o.job_name};
+        if (!o.partition.empty()) {
+            args.push_back("--partition=" + o.partition);
+        }
+        args.insert(args.end(), o.sbatch_args.begin(), o.sbatch_args.end());
+        args.push_back("--wrap=" + wrap_command(o, n.name));
+        if (o.dry_run) {
+            fmt::print("dry-run: would submit for {}: {} {}\n", n.name, o.sbatch,
+                       fmt::join(args, " "));
+        } else {
+            auto out = slurm.submit(args);
+            while (!out.empty() && out.back() == '\n') {
+                out.pop_back();
+            }
+            fmt::print("{}: {}\n", n.name, out);
+        }
+        ++submitted;
+    }
+    fmt::print("{} {} job(s), skipped {} node(s)\n", o.dry_run ? "would submit" : "submitted",
+               submitted, skipped);
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"Submits one exclusive slurm-jail-nccl-check job per node that can take one "
+                 "now (skips down, drained, draining and unresponsive nodes). Arguments after "
+                 "-- go to slurm-jail-nccl-check.",
+                 "slurm-jail-nccl-submit"};
+    Options o;
+    app.set_config("--config", "/etc/slurm-jail/health.conf",
+                   "Config file; its [nccl-submit] section holds defaults for these options");
+    app.get_config_formatter_base()->section("nccl-submit");
+    app.allow_config_extras(CLI::config_extras_mode::error);
+    app.add_option("--partition,-p", o.partition, "Only nodes of this partition");
+    app.add_option("--sbatch-arg", o.sbatch_args, "Extra sbatch argument (repeatable)");
+    app.add_option("--check-command", o.check_command,
+                   "slurm-jail-nccl-check path on the nodes (default: next to this program)");
+    app.add_option("--job-name", o.job_name, "Job name")->capture_default_str();
+    app.add_option("--sinfo", o.sinfo, "sinfo to use")->capture_default_str();
+    app.add_option("--sbatch", o.sbatch, "sbatch to use")->capture_default_str();
+    app.add_flag("--dry-run", o.dry_run, "Print the sbatch commands, submit nothing");
+    app.add_option("check_args", o.check_args, "Arguments for slurm-jail-nccl-check (after --)");
+    CLI11_PARSE(app, argc, argv);
+    try {
+        return run(o);
+    } catch (const std::exception &e) {
+        fmt::print(stderr, "slurm-jail-nccl-submit: error: {}\n", e.what());
+        return 2;
+    }
+}
