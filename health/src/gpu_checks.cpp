@@ -24,7 +24,8 @@ class Collector {
 };
 
 std::string gpu_label(const GpuSnapshot &g) {
-    return fmt::format("GPU {} ({})", g.index, g.bus_id);
+    return g.bus_id.empty() ? fmt::format("GPU {}", g.index)
+                            : fmt::format("GPU {} ({})", g.index, g.bus_id);
 }
 
 void check_memory(Collector &c, const GpuSnapshot &g) {

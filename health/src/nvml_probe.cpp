@@ -192,14 +192,14 @@ GpuSnapshot read_gpu(const Api &a, const Reporter &rep, unsigned index) {
         return g;
     }
     GpuReader r(a, rep, g, dev);
+    nvmlPciInfo_t pci{};
+    if (r.query("nvmlDeviceGetPciInfo_v3", [&](auto d) { return a.pci(d, &pci); })) {
+        g.bus_id = pci.busId;
+    }
     std::array<char, 96> name{};
     if (r.query("nvmlDeviceGetName",
                 [&](auto d) { return a.name(d, name.data(), name.size()); })) {
         g.name = name.data();
-    }
-    nvmlPciInfo_t pci{};
-    if (r.query("nvmlDeviceGetPciInfo_v3", [&](auto d) { return a.pci(d, &pci); })) {
-        g.bus_id = pci.busId;
     }
     unsigned long long ecc = 0;
     if (r.query("nvmlDeviceGetTotalEccErrors", [&](auto d) {

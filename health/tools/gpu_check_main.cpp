@@ -7,6 +7,8 @@
 #include "report.hpp"
 #include "atomic_file.hpp"
 
+#include "cli_config.hpp"
+
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -18,6 +20,7 @@ using namespace sjh;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
+    std::string config = kDefaultConfig;
     std::string node;
     unsigned expected_gpus = 0;
     std::string nvml_library = kDefaultNvmlLibrary;
@@ -36,10 +39,9 @@ struct Options {
 };
 
 void add_options(CLI::App &app, Options &o) {
-    app.set_config("--config", "/etc/slurm-jail/health.conf",
-                   "Config file; its [gpu-check] section holds defaults for these options");
-    app.get_config_formatter_base()->section("gpu-check");
-    app.allow_config_extras(CLI::config_extras_mode::error);
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.add_option("--config", o.config, "Config file; its [gpu-check] section holds defaults for these options")
+        ->capture_default_str();
     app.add_option("--node", o.node, "Slurm node name (default: $SLURMD_NODENAME)");
     app.add_option("--expected-gpus", o.expected_gpus,
                    "GPUs the node must have (default: from the node's Gres in Slurm)");
@@ -184,7 +186,14 @@ int main(int argc, char **argv) {
                  "slurm-jail-gpu-check"};
     Options o;
     add_options(app, o);
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(args_with_config(argc, argv, "gpu-check"));
+    } catch (const CLI::ParseError &e) {
+        return app.exit(e);
+    } catch (const std::invalid_argument &e) {
+        fmt::print(stderr, "slurm-jail-gpu-check: error: {}\n", e.what());
+        return 2;
+    }
     try {
         return run(o);
     } catch (const std::exception &e) {

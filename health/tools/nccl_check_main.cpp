@@ -6,6 +6,8 @@
 #include "nvml_probe.hpp"
 #include "subprocess.hpp"
 
+#include "cli_config.hpp"
+
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -17,6 +19,7 @@ namespace {
 using namespace sjh;
 
 struct Options {
+    std::string config = kDefaultConfig;
     std::string node;
     std::string binary = "all_reduce_perf";
     std::string args = "-b 8G -e 8G -f 2 -g {gpus}";
@@ -35,22 +38,23 @@ struct Options {
 };
 
 void add_options(CLI::App &app, Options &o) {
-    app.set_config("--config", "/etc/slurm-jail/health.conf",
-                   "Config file; its [nccl-check] section holds defaults for these options");
-    app.get_config_formatter_base()->section("nccl-check");
-    app.allow_config_extras(CLI::config_extras_mode::error);
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.add_option("--config", o.config, "Config file; its [nccl-check] section holds defaults for these options")
+        ->capture_default_str();
     app.add_option("--node", o.node, "Slurm node name (default: $SLURMD_NODENAME)");
     app.add_option("--binary", o.binary, "all_reduce_perf to run")->capture_default_str();
     app.add_option("--args", o.args,
                    "Its arguments, split on spaces; {gpus} becomes the GPU count")
         ->capture_default_str();
-    app.add_option("--env", o.env, "Extra environment KEY=VALUE (repeatable)");
+    app.add_option("--env", o.env, "Extra environment KEY=VALUE (repeatable)")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_option("--timeout", o.timeout_s, "Kill it after this many seconds")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
     app.add_option("--threshold", o.thresholds,
                    "Minimum busbw, MODELxGPUS=GBPS (repeatable; adds to/overrides the built-in "
-                   "table)");
+                   "table)")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_option("--gpu-model", o.gpu_model, "GPU name to match thresholds (default: NVML)");
     app.add_option("--gpus", o.gpus, "GPU count (default: NVML)");
     app.add_option("--nvml-library", o.nvml_library, "NVML library to dlopen")
@@ -190,7 +194,14 @@ int main(int argc, char **argv) {
                  "slurm-jail-nccl-check"};
     Options o;
     add_options(app, o);
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(args_with_config(argc, argv, "nccl-check"));
+    } catch (const CLI::ParseError &e) {
+        return app.exit(e);
+    } catch (const std::invalid_argument &e) {
+        fmt::print(stderr, "slurm-jail-nccl-check: error: {}\n", e.what());
+        return 2;
+    }
     try {
         return run(o);
     } catch (const std::exception &e) {

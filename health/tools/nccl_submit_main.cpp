@@ -4,6 +4,8 @@
 #include "slurm_client.hpp"
 #include "slurm_text.hpp"
 
+#include "cli_config.hpp"
+
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fmt/format.h>
@@ -14,6 +16,7 @@ namespace {
 using namespace sjh;
 
 struct Options {
+    std::string config = kDefaultConfig;
     std::string partition;
     std::string check_command;
     std::vector<std::string> sbatch_args;
@@ -91,20 +94,28 @@ int main(int argc, char **argv) {
                  "-- go to slurm-jail-nccl-check.",
                  "slurm-jail-nccl-submit"};
     Options o;
-    app.set_config("--config", "/etc/slurm-jail/health.conf",
-                   "Config file; its [nccl-submit] section holds defaults for these options");
-    app.get_config_formatter_base()->section("nccl-submit");
-    app.allow_config_extras(CLI::config_extras_mode::error);
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.add_option("--config", o.config, "Config file; its [nccl-submit] section holds defaults for these options")
+        ->capture_default_str();
     app.add_option("--partition,-p", o.partition, "Only nodes of this partition");
-    app.add_option("--sbatch-arg", o.sbatch_args, "Extra sbatch argument (repeatable)");
+    app.add_option("--sbatch-arg", o.sbatch_args, "Extra sbatch argument (repeatable)")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_option("--check-command", o.check_command,
                    "slurm-jail-nccl-check path on the nodes (default: next to this program)");
     app.add_option("--job-name", o.job_name, "Job name")->capture_default_str();
     app.add_option("--sinfo", o.sinfo, "sinfo to use")->capture_default_str();
     app.add_option("--sbatch", o.sbatch, "sbatch to use")->capture_default_str();
     app.add_flag("--dry-run", o.dry_run, "Print the sbatch commands, submit nothing");
-    app.add_option("check_args", o.check_args, "Arguments for slurm-jail-nccl-check (after --)");
-    CLI11_PARSE(app, argc, argv);
+    app.add_option("check_args", o.check_args, "Arguments for slurm-jail-nccl-check (after --)")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    try {
+        app.parse(args_with_config(argc, argv, "nccl-submit"));
+    } catch (const CLI::ParseError &e) {
+        return app.exit(e);
+    } catch (const std::invalid_argument &e) {
+        fmt::print(stderr, "slurm-jail-nccl-submit: error: {}\n", e.what());
+        return 2;
+    }
     try {
         return run(o);
     } catch (const std::exception &e) {

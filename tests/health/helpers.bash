@@ -1,0 +1,32 @@
+# Shared setup for the health Bats tests.
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+: "${SLURM_JAIL_ROOT:?run through tests/run-all, or set SLURM_JAIL_ROOT}"
+: "${SLURM_JAIL_BUILD_DIR:?run through tests/run-all, or set SLURM_JAIL_BUILD_DIR}"
+HEALTH_BIN=$SLURM_JAIL_BUILD_DIR/health
+FIXTURES=$(cd "$SLURM_JAIL_ROOT/../shared/fixtures" && pwd)
+FAKE_NVML=$SLURM_JAIL_BUILD_DIR/tests/health/fake-nvml/libnvidia-ml.so.1
+FAKE_NCCL=$SLURM_JAIL_ROOT/tests/health/fake_all_reduce_perf
+export FAKE_NVML_CSV=$FIXTURES/nvidia-smi/02_h100_sxm_query-gpu_csv_idle.txt
+
+gpu_check() {
+    "$HEALTH_BIN/slurm-jail-gpu-check" --config /dev/null --nvml-library "$FAKE_NVML" "$@"
+}
+
+nccl_check() {
+    "$HEALTH_BIN/slurm-jail-nccl-check" --config /dev/null --binary "$FAKE_NCCL" "$@"
+}
+
+nccl_submit() {
+    "$HEALTH_BIN/slurm-jail-nccl-submit" --config /dev/null "$@"
+}
+
+# An empty kernel log (Xids are tested on their own).
+empty_kmsg() {
+    : >"$BATS_TEST_TMPDIR/kmsg"
+    echo "$BATS_TEST_TMPDIR/kmsg"
+}
+
+# Milliseconds since some fixed point.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
