@@ -77,3 +77,17 @@ lint_and_validate() {
             fail "examples/$(basename "$f") has no lint/validate test"
     done
 }
+
+@test "the validator rejects unknown fields, as kubectl's strict field validation does" {
+    printf '%s\n' 'apiVersion: batch/v1' 'kind: CronJob' 'metadata: {name: c, labelz: {a: b}}' \
+        'spec:' '  schedule: "* * * * *"' '  concurrencyPolicy: Forbid' \
+        '  jobTemplate: {spec: {template: {spec: {hostUser: false, containers: [{name: a, image: b, securityContext: {procMount: Unmasked, capabilities: {ad: [SYS_ADMIN]}}, volumeMounts: [{name: v, mountpath: /x}]}]}}}}' \
+        >"$BATS_TEST_TMPDIR/typo.yaml"
+    run node "$root/tests/helm/lib/k8s-validate.js" <"$BATS_TEST_TMPDIR/typo.yaml"
+    assert_failure
+    assert_line "INVALID CronJob/c: unknown field metadata.labelz"
+    assert_line "INVALID CronJob/c: unknown field spec.jobTemplate.spec.template.spec.hostUser"
+    assert_line "INVALID CronJob/c: unknown field spec.jobTemplate.spec.template.spec.containers[0].securityContext.capabilities.ad"
+    assert_line "INVALID CronJob/c: unknown field spec.jobTemplate.spec.template.spec.containers[0].volumeMounts[0].mountpath"
+    assert_line "1 objects checked, 4 invalid"
+}
