@@ -89,5 +89,6 @@ lint_and_validate() {
     assert_line "INVALID CronJob/c: unknown field spec.jobTemplate.spec.template.spec.hostUser"
     assert_line "INVALID CronJob/c: unknown field spec.jobTemplate.spec.template.spec.containers[0].securityContext.capabilities.ad"
     assert_line "INVALID CronJob/c: unknown field spec.jobTemplate.spec.template.spec.containers[0].volumeMounts[0].mountpath"
-    assert_line "1 objects checked, 4 invalid"
+    assert_line --partial "volumeMounts/0 must have required property mountPath"
+    assert_line "1 objects checked, 5 invalid"
 }
