@@ -331,3 +331,18 @@ OUT
     run "$helm_bin" install t "$chart" --dry-run=client -n hpc -f "$chart/examples/cpu-only.yaml"
     assert_output --partial 'ssh -p $NODE_PORT <user>@$NODE_IP'
 }
+
+@test "long release and nodeset names still give valid StatefulSet names and Slurm node hostnames" {
+    "$helm_bin" template a-very-long-release-name-for-a-cluster "$chart" -n hpc \
+        --set nodesets.abcdefghi-klmnopqrst.replicas=1000 --set nodesets.cpu.enabled=false \
+        --set 'partitions[0].name=p' --set 'partitions[0].nodesets={abcdefghi-klmnopqrst}' >"$BATS_TEST_TMPDIR/long.yaml"
+    node "$root/tests/helm/lib/k8s-validate.js" --json "$BATS_TEST_TMPDIR/long.json" <"$BATS_TEST_TMPDIR/long.yaml"
+    run jq -r '.[] | select(.kind == "StatefulSet") | .metadata.name | select(length > 52)' "$BATS_TEST_TMPDIR/long.json"
+    assert_output ""
+    conf=$(jq -r '.[] | select(.kind == "ConfigMap" and (.data | has("slurm.conf"))) | .data["slurm.conf"]' "$BATS_TEST_TMPDIR/long.json")
+    run grep -c '^NodeName=' <<<"$conf"
+    assert_output 1000
+    last=$(grep '^NodeName=' <<<"$conf" | tail -1 | sed 's/^NodeName=\([^ ]*\) .*/\1/')
+    [ "${#last}" -le 63 ]
+    [[ "$last" =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?-abcdefghi-klmnopqrst-999$ ]]
+}

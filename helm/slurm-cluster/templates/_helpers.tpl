@@ -3,17 +3,20 @@
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
-{{/* Prefix of every object name (max 40 characters, so that
-     "<fullname>-<nodeset>-<ordinal>" stays a valid hostname). */}}
+{{/* Prefix of every object name, at most 30 characters: a nodeset
+     StatefulSet "<fullname>-<nodeset>" (nodeset names: at most 20) then stays
+     within the 52 characters Kubernetes allows a StatefulSet name (its pods'
+     controller-revision-hash label must fit 63), and its pods' hostnames,
+     the Slurm node names, within 63. */}}
 {{- define "slurm-cluster.fullname" -}}
 {{- if .Values.fullnameOverride }}
-{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" }}
+{{- .Values.fullnameOverride | trunc 30 | trimSuffix "-" }}
 {{- else }}
 {{- $name := default .Chart.Name .Values.nameOverride }}
 {{- if contains $name .Release.Name }}
-{{- .Release.Name | trunc 40 | trimSuffix "-" }}
+{{- .Release.Name | trunc 30 | trimSuffix "-" }}
 {{- else }}
-{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" }}
+{{- printf "%s-%s" .Release.Name $name | trunc 30 | trimSuffix "-" }}
 {{- end }}
 {{- end }}
 {{- end }}
