@@ -104,3 +104,40 @@ fake() {
     assert_failure 2
     assert_output --partial "usage: with-munge CMD"
 }
+
+# A minimal jail: the host's /usr bound read-only in a private mount
+# namespace, plus its own /etc/slurm-jail-release. helm-test then runs with a
+# fake srun that executes the task either chrooted into it or on the host.
+helm_test_in() { # MODE (jail|host)
+    local j=$BATS_TEST_TMPDIR/jail
+    mkdir -p "$j/usr" "$j/etc" "$j/var/tmp"
+    ln -s usr/bin "$j/bin"
+    ln -s usr/lib "$j/lib"
+    [ ! -d /usr/lib64 ] || ln -s usr/lib64 "$j/lib64"
+    echo "slurm-jail 0.1.0 test" >"$j/etc/slurm-jail-release"
+    if [ "$1" = jail ]; then
+        printf '#!/bin/sh\necho "srun $*" >>"$CALLS"\nwhile [ "${1#-}" != "$1" ]; do shift; done\nexec chroot "$JAIL_PATH" "$@"\n' >"$bin/srun"
+    else
+        printf '#!/bin/sh\necho "srun $*" >>"$CALLS"\nwhile [ "${1#-}" != "$1" ]; do shift; done\nexec "$@"\n' >"$bin/srun"
+    fi
+    chmod +x "$bin/srun"
+    JAIL_PATH=$j unshare --mount --propagation private sh -c \
+        'mount --bind -o ro /usr "$JAIL_PATH/usr" && exec sh "$0"' "$files/helm-test"
+}
+
+@test "helm-test passes when the job ran inside the jail" {
+    run helm_test_in jail
+    assert_success
+    assert_output --partial "OK: the job ran inside the jail (slurm-jail 0.1.0 test)"
+    run grep -c '^srun --nodes=1 --time=5 --job-name=helm-test cat ' "$CALLS"
+    assert_output 2
+    # the token file is cleaned up
+    run find "$BATS_TEST_TMPDIR/jail/var/tmp" -type f
+    assert_output ""
+}
+
+@test "helm-test fails when the job ran on the host instead" {
+    run helm_test_in host
+    assert_failure
+    assert_output --partial "did not run in the jail"
+}
