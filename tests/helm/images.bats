@@ -221,3 +221,11 @@ OUT
     assert_success
     assert_output --partial "--preserve PATH"
 }
+
+@test "worker image: slurmdbd for accounting (accounting.image defaults to the worker image)" {
+    ref=$(podman_image worker)
+    obj "$R/all.json" StatefulSet t-slurm-cluster-slurmdbd | jq -e --arg r "$ref" '.spec.template.spec.containers[0].image == $r and .spec.template.spec.containers[0].command == ["/opt/slurm-jail-chart/with-munge", "slurmdbd", "-D"]' >/dev/null
+    if ! prun "$ref" --entrypoint /bin/sh -- -c 'command -v slurmdbd' >/dev/null; then
+        skip "the worker image has no slurmdbd yet (Debian package slurmdbd): accounting needs accounting.image until it does"
+    fi
+}
