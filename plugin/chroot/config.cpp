@@ -59,7 +59,7 @@ Status check_targets(const Config &config) {
                                    config.munge_dir, config.conf_dir, config.spool_dir};
     if (taken.size() != 7) {
         return Status::failure("munge=, conf_dir= and spool= must be different paths, none of "
-                               "them /proc, /dev, /sys or /tmp");
+                               "them /proc, /dev, /sys, /tmp, /etc/hosts or /etc/resolv.conf");
     }
     for (const auto &builtin : {config.munge_dir, config.conf_dir, config.spool_dir}) {
         for (const auto &k : kernel) {

@@ -13,6 +13,9 @@ std::vector<MountOp> build_mount_plan(const Config &config) {
         {MountKind::Bind, config.munge_dir, config.munge_dir, false, true},
         {MountKind::Bind, config.conf_dir, config.conf_dir, true, true},
         {MountKind::Bind, config.spool_dir, config.spool_dir, false, true},
+        // Name resolution is node-local (slurmstepd itself resolves the controller).
+        {MountKind::Bind, "/etc/hosts", "/etc/hosts", true, true},
+        {MountKind::Bind, "/etc/resolv.conf", "/etc/resolv.conf", true, true},
     };
     std::vector<MountOp> admin;
     admin.reserve(config.binds.size());

@@ -22,6 +22,8 @@ TEST(MountPlan, DefaultsGiveTheNodeLocalMounts) {
         {MountKind::Bind, "/run/munge", "/run/munge", false, true},
         {MountKind::Bind, "/etc/slurm", "/etc/slurm", true, true},
         {MountKind::Bind, "/var/spool/slurmd", "/var/spool/slurmd", false, true},
+        {MountKind::Bind, "/etc/hosts", "/etc/hosts", true, true},
+        {MountKind::Bind, "/etc/resolv.conf", "/etc/resolv.conf", true, true},
     };
     EXPECT_EQ(plan, expected);
 }
@@ -36,10 +38,10 @@ TEST(MountPlan, ProcIsFreshAndLocked) {
 TEST(MountPlan, AdminBindsComeLastParentsFirst) {
     const auto plan = build_mount_plan(
         config_of({"jail=/j", "bind=/data/x:/opt/x:ro", "bind=/data/opt:/opt", "bind=/lib64"}));
-    ASSERT_EQ(plan.size(), 10U);
-    EXPECT_EQ(plan[7], (MountOp{MountKind::Bind, "/lib64", "/lib64", false, false}));
-    EXPECT_EQ(plan[8], (MountOp{MountKind::Bind, "/data/opt", "/opt", false, false}));
-    EXPECT_EQ(plan[9], (MountOp{MountKind::Bind, "/data/x", "/opt/x", true, false}));
+    ASSERT_EQ(plan.size(), 12U);
+    EXPECT_EQ(plan[9], (MountOp{MountKind::Bind, "/lib64", "/lib64", false, false}));
+    EXPECT_EQ(plan[10], (MountOp{MountKind::Bind, "/data/opt", "/opt", false, false}));
+    EXPECT_EQ(plan[11], (MountOp{MountKind::Bind, "/data/x", "/opt/x", true, false}));
 }
 
 TEST(MountPlan, CustomNodePaths) {

@@ -100,6 +100,8 @@ std::string make_layout(const std::string &base, sjail::Config &config) {
         }
     }
     std::string e = write_file(jail + "/etc/slurm-jail-release", "JAIL");
+    e += write_file(jail + "/etc/hosts", "");
+    e += write_file(jail + "/etc/resolv.conf", "");
     e += write_file(node + "/data/hello", "hi");
     e += write_file(node + "/conf/slurm.conf", "ClusterName=test\n");
     e += write_file(base + "/host-only", "host");
