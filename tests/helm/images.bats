@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# shellcheck source-path=SCRIPTDIR disable=SC2154,SC2016 # variables come from helpers.bash (bats `load`); single-quoted $ are literal patterns and in-container scripts
 # Consistency between the chart and the images: entrypoints, commands, env
 # vars, ports, mount paths and config paths the chart assumes, checked
 # statically against docs/contract.md and images/, and, when the images suite
@@ -19,7 +20,7 @@ setup() {
     images=$root/images
     contract=$root/docs/contract.md
     # the images suite's podman settings (runc, cgroupfs, ulimits)
-    # shellcheck source=../../images/lib/podman-env.sh
+    # shellcheck source=../../images/lib/podman-env.sh disable=SC1091
     . "$images/lib/podman-env.sh"
 }
 
