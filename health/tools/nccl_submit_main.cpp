@@ -99,7 +99,9 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     app.add_option("--partition,-p", o.partition, "Only nodes of this partition");
     app.add_option("--sbatch-arg", o.sbatch_args, "Extra sbatch argument (repeatable)")
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->expected(1)
+        ->allow_extra_args(false);
     app.add_option("--check-command", o.check_command,
                    "slurm-jail-nccl-check path on the nodes (default: next to this program)");
     app.add_option("--job-name", o.job_name, "Job name")->capture_default_str();
