@@ -1,0 +1,155 @@
+# One real Slurm node (munged, slurmctld, slurmd from Debian) with chroot.so,
+# all inside a private mount namespace held by a `sleep` process, so the
+# host's /etc/slurm, /run/munge and spool are never touched.
+# Sourced by smoke.bats.
+
+SMOKE=/var/lib/slurm-jail-smoke
+SMOKE_USER=sjsmoke
+SMOKE_UID=5101
+SMOKE_GROUP2=sjsmokegrp
+SMOKE_GID2=5102
+PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
+PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'
+
+# Runs a command inside the node's mount namespace.
+in_node() { nsenter --target "$(cat "$SMOKE/holder.pid")" --mount -- "$@"; }
+
+# Runs a command as the test user, from the user's home (the jail's /home).
+as_user() {
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    in_node runuser -u "$SMOKE_USER" -- sh -c 'cd "$HOME" && exec "$@"' sh "$@"
+}
+
+write_slurm_conf() {
+    cat >"$SMOKE/etc/slurm.conf" <<CONF
+ClusterName=smoke
+SlurmctldHost=$(hostname)
+SlurmctldPort=16817
+SlurmdPort=16818
+SlurmUser=root
+AuthType=auth/munge
+StateSaveLocation=$SMOKE/ctld
+SlurmdSpoolDir=/var/spool/slurmd
+SlurmctldPidFile=$SMOKE/run/slurmctld.pid
+SlurmdPidFile=$SMOKE/run/slurmd.pid
+SlurmctldLogFile=$SMOKE/log/slurmctld.log
+SlurmdLogFile=$SMOKE/log/slurmd.log
+SlurmdDebug=debug
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+MailProg=/bin/true
+ReturnToService=2
+PlugStackConfig=/etc/slurm/plugstack.conf
+NodeName=smoke1 NodeHostname=$(hostname) NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+CONF
+    echo "$PLUGSTACK_LINE" >"$SMOKE/etc/plugstack.conf"
+}
+
+create_user() {
+    getent group "$SMOKE_GROUP2" >/dev/null || groupadd -g "$SMOKE_GID2" "$SMOKE_GROUP2"
+    getent passwd "$SMOKE_USER" >/dev/null ||
+        useradd -u "$SMOKE_UID" -U -G "$SMOKE_GROUP2" -M -d "/home/$SMOKE_USER" -s /bin/sh "$SMOKE_USER"
+}
+
+# The jail: the cached mmdebstrap rootfs on a tmpfs, plus the plugin (srun in
+# the jail loads plugstack.conf too) and the test user.
+make_jail() {
+    local tarball=$1 jail=$2
+    tar -C "$jail" -xf "$tarball"
+    install -m 0644 "$SLURM_JAIL_BUILD_DIR/plugin/chroot/chroot.so" "$jail$PLUGIN_DIR/chroot.so"
+    getent passwd "$SMOKE_USER" | sed 's/:x:/:*:/' >>"$jail/etc/passwd"
+    getent group "$SMOKE_USER" >>"$jail/etc/group"
+    echo "$SMOKE_GROUP2:x:$SMOKE_GID2:$SMOKE_USER" >>"$jail/etc/group"
+    install -d -o "$SMOKE_UID" -g "$SMOKE_UID" "$jail/home/$SMOKE_USER" "$jail/opt/results"
+}
+
+# Inside the namespace: tmpfs for the jail and /run, then the node's binds.
+setup_namespace() {
+    local tarball=$1
+    in_node mount -t tmpfs -o mode=0755 smoke-jail /mnt
+    in_node mkdir /mnt/jail
+    in_node bash -c "$(declare -f make_jail); SMOKE_USER=$SMOKE_USER SMOKE_UID=$SMOKE_UID \
+        SMOKE_GROUP2=$SMOKE_GROUP2 SMOKE_GID2=$SMOKE_GID2 PLUGIN_DIR=$PLUGIN_DIR \
+        SLURM_JAIL_BUILD_DIR=$SLURM_JAIL_BUILD_DIR make_jail $tarball /mnt/jail"
+    in_node mount -t tmpfs -o mode=0755 smoke-run /run
+    in_node install -d -o munge -g munge -m 0755 /run/munge
+    in_node mkdir -p /run/slurm-jail
+    in_node mount --bind "$SMOKE/etc" /etc/slurm
+    in_node mount --bind "$SMOKE/spool" /var/spool/slurmd
+    in_node mount --bind "$SMOKE/nodetmp" /var/lib/slurm-jail/tmp
+    in_node mount --bind /mnt/jail/home /home
+    # slurmd loads chroot.so from its PluginDir: a copy of Debian's with ours added.
+    cp -a "$PLUGIN_DIR/." "$SMOKE/plugins/"
+    install -m 0644 "$SLURM_JAIL_BUILD_DIR/plugin/chroot/chroot.so" "$SMOKE/plugins/chroot.so"
+    in_node mount --bind "$SMOKE/plugins" "$PLUGIN_DIR"
+}
+
+start_daemons() {
+    mungekey -c -f -k "$SMOKE/munge.key"
+    chown munge:munge "$SMOKE/munge.key"
+    chmod 0400 "$SMOKE/munge.key"
+    install -d -o munge -g munge "$SMOKE/munge"
+    in_node runuser -u munge -- /usr/sbin/munged --key-file="$SMOKE/munge.key" \
+        --socket=/run/munge/munge.socket.2 --pid-file="$SMOKE/munge/munged.pid" \
+        --log-file="$SMOKE/munge/munged.log" --seed-file="$SMOKE/munge/munged.seed"
+    in_node slurmctld -f /etc/slurm/slurm.conf
+    in_node slurmd -N smoke1 -f /etc/slurm/slurm.conf
+}
+
+wait_ready() {
+
+    for _ in $(seq 1 100); do
+        if in_node sinfo -h -o '%T' 2>/dev/null | grep -qx idle; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "node did not become idle; slurmd log:" >&2
+    tail -20 "$SMOKE/log/slurmd.log" >&2
+    return 1
+}
+
+node_up() {
+    node_down
+    mkdir -p "$SMOKE"
+    chmod 0755 "$SMOKE"
+    mkdir -p "$SMOKE"/{etc,spool,nodetmp,plugins,ctld,run,log}
+    chmod 1777 "$SMOKE/nodetmp"
+    mkdir -p /var/lib/slurm-jail/tmp
+    create_user
+    write_slurm_conf
+    unshare --mount --propagation slave sleep infinity &
+    echo $! >"$SMOKE/holder.pid"
+    sleep 0.2
+    stat -L -c %i "/proc/$!/ns/mnt" >"$SMOKE/namespaces"
+    local tarball
+    tarball=$("$SLURM_JAIL_ROOT/hack/jail-rootfs")
+    setup_namespace "$tarball"
+    start_daemons
+    wait_ready || return 1
+    in_node stat -L -c %i /run/slurm-jail/ns >>"$SMOKE/namespaces"
+}
+
+# Kills every process in the node's mount namespace or in its jail namespace
+# (slurmstepd moves itself into the latter). Works from the namespace ids
+# recorded at start, so it also cleans up after a run that was killed.
+kill_node_processes() {
+    [ -f "$SMOKE/namespaces" ] || return 0
+    local pid ns
+    for pid in /proc/[0-9]*; do
+        pid=${pid#/proc/}
+        ns=$(stat -L -c %i "/proc/$pid/ns/mnt" 2>/dev/null) || continue
+        if grep -qx "$ns" "$SMOKE/namespaces"; then
+            kill -9 "$pid" 2>/dev/null || true
+        fi
+    done
+}
+
+node_down() {
+    [ -d "$SMOKE" ] || return 0
+    kill_node_processes
+    sleep 0.3
+    rm -rf "$SMOKE"
+}
