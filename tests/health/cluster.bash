@@ -4,8 +4,9 @@
 # started, so it shows up as unresponsive/down. Source it, then call
 # cluster_start / cluster_stop. Needs root.
 
+# cluster_start [DIR]: DIR (default: a new temp dir) holds everything.
 cluster_start() {
-    SJH_CLUSTER=$(mktemp -d /tmp/sjh-cluster.XXXXXX)
+    SJH_CLUSTER=${1:-$(mktemp -d /tmp/sjh-cluster.XXXXXX)}
     export SJH_CLUSTER
     local d=$SJH_CLUSTER
     chmod 0755 "$d"
