@@ -62,6 +62,7 @@ struct spank_option no_jail_option = {
 
 std::vector<std::string> args_of(int ac, char **av) {
     std::vector<std::string> args;
+    args.reserve(static_cast<std::size_t>(ac > 0 ? ac : 0));
     for (int i = 0; i < ac; ++i) {
         args.emplace_back(av[i]);
     }

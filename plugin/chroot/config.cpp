@@ -55,17 +55,20 @@ Status parse_bind(std::string_view value, BindSpec &bind) {
 // the kernel filesystems, nor exactly on another builtin target.
 Status check_targets(const Config &config) {
     const std::vector<std::string> kernel = {"/proc", "/dev", "/sys"};
-    std::set<std::string> taken = {"/proc",          "/dev",          "/sys",          "/tmp",
-                                   config.munge_dir, config.conf_dir, config.spool_dir};
-    if (taken.size() != 7) {
+    const std::vector<std::string> builtin = {"/proc",          "/dev",          "/sys",
+                                              "/tmp",           "/etc/hosts",    "/etc/resolv.conf",
+                                              config.munge_dir, config.conf_dir, config.spool_dir};
+    std::set<std::string> taken(builtin.begin(), builtin.end());
+    if (taken.size() != builtin.size()) {
         return Status::failure("munge=, conf_dir= and spool= must be different paths, none of "
                                "them /proc, /dev, /sys, /tmp, /etc/hosts or /etc/resolv.conf");
     }
-    for (const auto &builtin : {config.munge_dir, config.conf_dir, config.spool_dir}) {
+    for (const auto &node_path : {config.munge_dir, config.conf_dir, config.spool_dir}) {
         for (const auto &k : kernel) {
-            if (is_same_or_below(builtin, k)) {
-                return Status::failure(builtin + " lies under " + k +
-                                       ", which the plugin mounts from the host itself");
+            if (is_same_or_below(node_path, k)) {
+                std::string message = node_path;
+                message += " lies under " + k + ", which the plugin mounts from the host itself";
+                return Status::failure(message);
             }
         }
     }

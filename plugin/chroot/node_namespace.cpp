@@ -101,6 +101,15 @@ Status pivot_into(int jail_root) {
 
 // ---- the state directory and stamp ----
 
+// Creates an empty file (or keeps an existing one) without following symlinks.
+Status create_file(const std::string &path, mode_t mode) {
+    const Fd fd(::open(path.c_str(), O_CREAT | O_RDONLY | O_CLOEXEC | O_NOFOLLOW, mode));
+    if (!fd.valid()) {
+        return Status::failure(sys_error("create " + path));
+    }
+    return {};
+}
+
 Status make_private_mount(const std::string &dir) {
     struct statx stx {};
     if (::statx(AT_FDCWD, dir.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) != 0) {
@@ -111,7 +120,9 @@ Status make_private_mount(const std::string &dir) {
             return Status::failure(sys_error("bind " + dir + " onto itself"));
         }
         const std::string marker = dir + "/self-bind";
-        Fd(::open(marker.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600));
+        if (auto s = create_file(marker, 0600); !s.ok()) {
+            return s;
+        }
     }
     if (::mount(nullptr, dir.c_str(), nullptr, MS_PRIVATE, nullptr) != 0) {
         return Status::failure(sys_error("make " + dir + " a private mount"));
@@ -185,11 +196,11 @@ std::string read_all(int fd) {
         s = build_jail_view(config, plan);
     }
     const std::string &msg = s.message();
-    (void)!::write(report_fd, msg.data(), msg.size());
+    const ssize_t written = ::write(report_fd, msg.data(), msg.size());
     ::close(report_fd);
     char byte = 0;
-    (void)!::read(hold_fd, &byte, 1); // parent closes it once the namespace is bound
-    ::_exit(s.ok() ? 0 : 1);
+    const ssize_t held = ::read(hold_fd, &byte, 1); // EOF once the namespace is bound
+    ::_exit(s.ok() && written >= 0 && held >= 0 ? 0 : 1);
 }
 
 // Keeps the namespace of process `pid` alive on `ns_path`. Returns 0 or errno.
@@ -251,7 +262,9 @@ Status attempt_build(const Config &config, const std::vector<MountOp> &plan,
 Status build_node_namespace(const Config &config, const std::string &state) {
     const auto plan = build_mount_plan(config);
     const std::string ns_path = state + "/ns";
-    Fd(::open(ns_path.c_str(), O_CREAT | O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0400));
+    if (auto s = create_file(ns_path, 0400); !s.ok()) {
+        return s;
+    }
     (void)::umount2(ns_path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW); // drop a stale namespace
 
     cpu_set_t allowed;
@@ -312,8 +325,8 @@ Status build_jail_view(const Config &config, const std::vector<MountOp> &plan) {
         return Status::failure(sys_error("binding the jail " + config.jail + " onto itself"));
     }
     for (const auto &op : plan) {
-        const Status s = op.kind == MountKind::FreshProc ? mount_fresh_proc(root.get())
-                                                         : mount_bind(root.get(), op);
+        Status s = op.kind == MountKind::FreshProc ? mount_fresh_proc(root.get())
+                                                   : mount_bind(root.get(), op);
         if (!s.ok()) {
             return s;
         }

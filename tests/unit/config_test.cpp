@@ -138,3 +138,10 @@ TEST(OptOut, ByNameOrUid) {
     auto none = parse_config({"jail=/j"}).config;
     EXPECT_FALSE(sjail::opt_out_allowed(none, "root", 0));
 }
+
+TEST(ConfigErrors, NodePathsMayNotHideNameResolution) {
+    EXPECT_NE(error_of({"jail=/j", "munge=/etc/hosts"}).find("must be different"),
+              std::string::npos);
+    EXPECT_NE(error_of({"jail=/j", "bind=/x:/etc/resolv.conf"}).find("used twice"),
+              std::string::npos);
+}

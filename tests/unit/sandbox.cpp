@@ -45,8 +45,8 @@ std::string in_child(const std::function<std::string()> &fn) {
         } catch (const std::exception &e) {
             result = std::string("exception: ") + e.what();
         }
-        (void)!::write(fds[1], result.data(), result.size());
-        ::_exit(0);
+        const ssize_t written = ::write(fds[1], result.data(), result.size());
+        ::_exit(written == static_cast<ssize_t>(result.size()) ? 0 : 1);
     }
     ::close(fds[1]);
     std::string result;
