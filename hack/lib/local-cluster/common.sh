@@ -1,0 +1,50 @@
+# shellcheck shell=bash
+# Shared settings and helpers of hack/local-cluster.
+# The settings are used by the other files of this directory.
+# shellcheck disable=SC2034
+
+LC_STATE=${SLURM_JAIL_LOCAL_DIR:-/var/lib/slurm-jail-local}
+LC_SUBNET=${SLURM_JAIL_LOCAL_SUBNET:-10.213.57}
+LC_BRIDGE=sjbr0
+LC_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
+LC_USER=sjuser
+LC_UID=5001
+LC_GROUP_EXTRA=sjextra
+LC_GID_EXTRA=5002
+LC_CLUSTER=sjlocal
+# The plugstack line, exactly as the README tells admins to write it.
+LC_PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'
+# Mount points on the host that the node namespaces bind onto.
+LC_HOST_MOUNTPOINTS=(/mnt/jail /run/munge /run/slurm-jail /var/spool/slurmd /var/lib/slurm-jail/tmp)
+
+log() { printf 'local-cluster: %s\n' "$*" >&2; }
+die() {
+    printf 'local-cluster: %s\n' "$*" >&2
+    exit 1
+}
+
+require_root() {
+    [ "$(id -u)" -eq 0 ] || die "run as root (it creates namespaces, mounts and users): sudo $0 $*"
+}
+
+# Node names: node1..nodeN; their addresses follow the controller's.
+node_name() { echo "node$1"; }
+node_addr() { echo "$LC_SUBNET.$((10 + $1))"; }
+ctld_addr() { echo "$LC_SUBNET.10"; }
+login_addr() { echo "$LC_SUBNET.5"; }
+
+workers() { cat "$LC_STATE/workers" 2>/dev/null || echo 0; }
+
+# Take the cluster lock for the rest of this process.
+take_lock() {
+    install -d -m 0755 "$LC_STATE"
+    exec 8>"$LC_STATE/lock"
+    flock -w 300 8 || die "another local-cluster command has held $LC_STATE/lock for 5 minutes; see: ps -ef | grep local-cluster"
+}
+
+# Read a pid file and print the pid if that process is alive.
+live_pid() {
+    local pid
+    pid=$(cat "$1" 2>/dev/null) || return 1
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+}

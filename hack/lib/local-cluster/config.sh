@@ -1,0 +1,63 @@
+# shellcheck shell=bash
+# Slurm configuration of the local cluster, written to $LC_STATE/etc and
+# bound at /etc/slurm in every node, in the controller and in logins.
+
+write_hosts() {
+    local n i
+    n=$(workers)
+    {
+        echo "127.0.0.1 localhost"
+        echo "$(ctld_addr) ctld"
+        echo "$(login_addr) login"
+        for ((i = 1; i <= n; i++)); do echo "$(node_addr "$i") $(node_name "$i")"; done
+    } >"$1"
+}
+
+write_slurm_conf() {
+    local n i
+    n=$(workers)
+    cat <<CONF
+# Written by hack/local-cluster; rewritten on every 'up'.
+ClusterName=$LC_CLUSTER
+SlurmctldHost=ctld($(ctld_addr))
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CryptoType=crypto/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/builtin
+MailProg=/bin/true
+ReturnToService=2
+SlurmdParameters=config_overrides
+KillWait=5
+MinJobAge=30
+MessageTimeout=20
+InactiveLimit=0
+PlugStackConfig=/etc/slurm/plugstack.conf
+StateSaveLocation=$LC_STATE/ctld
+SlurmdSpoolDir=/var/spool/slurmd
+SlurmctldPidFile=$LC_STATE/ctld/slurmctld.pid
+SlurmdPidFile=/var/spool/slurmd/slurmd.pid
+SlurmctldLogFile=$LC_STATE/logs/slurmctld.log
+SlurmdLogFile=$LC_STATE/logs/slurmd-%n.log
+SlurmdDebug=info
+SlurmctldDebug=info
+CONF
+    for ((i = 1; i <= n; i++)); do
+        echo "NodeName=$(node_name "$i") NodeAddr=$(node_addr "$i") CPUs=32 State=UNKNOWN"
+    done
+    echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
+}
+
+write_config() {
+    local etc=$LC_STATE/etc
+    install -d -m 0755 "$etc" "$LC_STATE/ctld" "$LC_STATE/logs"
+    write_slurm_conf >"$etc/slurm.conf"
+    echo "$LC_PLUGSTACK_LINE" >"$etc/plugstack.conf"
+    write_hosts "$LC_STATE/hosts"
+    write_hosts "$(jail_dir)/etc/hosts"
+    chmod 0644 "$etc/slurm.conf" "$etc/plugstack.conf" "$LC_STATE/hosts"
+}

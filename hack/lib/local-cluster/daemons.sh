@@ -1,0 +1,100 @@
+# shellcheck shell=bash
+# Starting and stopping munged, slurmctld and the slurmd nodes.
+
+# in_ns ROLE NAME CMD...: run CMD as host NAME (its netns, a new mount and
+# UTS namespace prepared by ns-init). Daemons must not inherit the lock (fd 8).
+in_ns() {
+    local role=$1 name=$2
+    shift 2
+    nsenter --net="$(netns_file "$name")" -- \
+        unshare --mount --uts --propagation private -- \
+        "$LC_LIB/ns-init" "$role" "$name" -- "$@" 8>&-
+}
+
+munge_socket() { echo "$LC_STATE/munge/munge.socket.2"; }
+munged_log() { echo "$LC_STATE/munge-etc/munged.log"; }
+
+start_munged() {
+    local etc=$LC_STATE/munge-etc
+    install -d -o munge -g munge -m 0755 "$LC_STATE/munge"
+    install -d -o munge -g munge -m 0700 "$etc"
+    if [ ! -s "$etc/munge.key" ]; then
+        mungekey -c -f -k "$etc/munge.key"
+        chown munge:munge "$etc/munge.key"
+        chmod 0400 "$etc/munge.key"
+    fi
+    live_pid "$LC_STATE/munge/munged.pid" >/dev/null && return 0
+    runuser -u munge -- munged --socket="$(munge_socket)" --key-file="$etc/munge.key" \
+        --pid-file="$LC_STATE/munge/munged.pid" --log-file="$(munged_log)" \
+        --seed-file="$etc/munged.seed" 8>&- ||
+        die "munged did not start: $(tail -3 "$(munged_log)" 2>/dev/null)"
+}
+
+ctld_pid() { live_pid "$LC_STATE/ctld/slurmctld.pid"; }
+
+start_ctld() {
+    ctld_pid >/dev/null && return 0
+    in_ns ctld ctld slurmctld -f /etc/slurm/slurm.conf ||
+        die "slurmctld did not start; see: $0 logs ctld"
+}
+
+slurmd_pid() { live_pid "$LC_STATE/nodes/$1/spool/slurmd.pid"; }
+
+start_slurmd() {
+    local name=$1 dir=$LC_STATE/nodes/$1
+    install -d -m 0755 "$dir" "$dir/spool" "$dir/run"
+    install -d -m 1777 "$dir/tmp"
+    slurmd_pid "$name" >/dev/null && return 0
+    in_ns worker "$name" slurmd -f /etc/slurm/slurm.conf ||
+        die "slurmd on $name did not start; see: $0 logs $name"
+}
+
+# ctl_exec CMD...: run an admin command as root next to slurmctld.
+ctl_exec() {
+    local pid
+    pid=$(ctld_pid) || die "slurmctld is not running; start the cluster: $0 up"
+    nsenter -t "$pid" -m -u -n -- "$@"
+}
+
+# stop_pid PIDFILE: TERM, then KILL after 10 s.
+stop_pid() {
+    local pid i
+    pid=$(live_pid "$1") || return 0
+    kill "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+}
+
+# Every process inside one of the cluster's network namespaces
+# (slurmstepd, job tasks, logins).
+cluster_pids() {
+    local f ids=() p ns
+    for f in "$LC_STATE"/netns/*; do
+        mountpoint -q "$f" 2>/dev/null && ids+=("net:[$(stat -L -c %i "$f")]")
+    done
+    [ ${#ids[@]} -gt 0 ] || return 0
+    for p in /proc/[0-9]*; do
+        ns=$(readlink "$p/ns/net" 2>/dev/null) || continue
+        printf '%s\n' "${ids[@]}" | grep -qxF "$ns" && echo "${p#/proc/}"
+    done
+    return 0
+}
+
+stop_all() {
+    local i name pids
+    for ((i = 1; i <= $(workers); i++)); do
+        name=$(node_name "$i")
+        stop_pid "$LC_STATE/nodes/$name/spool/slurmd.pid"
+    done
+    stop_pid "$LC_STATE/ctld/slurmctld.pid"
+    pids=$(cluster_pids)
+    if [ -n "$pids" ]; then
+        # shellcheck disable=SC2086 # one pid per word
+        kill -KILL $pids 2>/dev/null || true
+        sleep 0.5
+    fi
+    stop_pid "$LC_STATE/munge/munged.pid"
+}

@@ -1,0 +1,83 @@
+# shellcheck shell=bash
+# The shared jail: rootfs, populate, test user, plugin.
+
+LC_POPULATE=$LC_ROOT/images/populate_jail/populate-jail
+
+jail_dir() { echo "$LC_STATE/jail"; }
+
+# Unpack the cached rootfs tarball once per tarball into $LC_STATE/rootfs.
+unpack_rootfs() {
+    local tarball=$1 dir=$LC_STATE/rootfs
+    if [ "$(cat "$LC_STATE/rootfs.stamp" 2>/dev/null)" = "$tarball" ] && [ -d "$dir" ]; then
+        return 0
+    fi
+    log "unpacking $tarball"
+    rm -rf "$dir" "$LC_STATE/rootfs.stamp"
+    install -d -m 0755 "$dir"
+    tar -C "$dir" --numeric-owner -xpf "$tarball"
+    echo "$tarball" >"$LC_STATE/rootfs.stamp"
+}
+
+# Fill the shared jail with the project's own populate logic (one code path).
+populate_jail() {
+    [ -x "$LC_POPULATE" ] ||
+        die "$LC_POPULATE is missing; it fills the jail. Update your checkout (git pull)."
+    install -d -m 0755 -o root -g root "$(jail_dir)"
+    "$LC_POPULATE" --source "$LC_STATE/rootfs" --target "$(jail_dir)" >&2
+}
+
+# add_line FILE KEY LINE: append LINE unless an entry KEY: exists.
+add_line() {
+    grep -q "^$2:" "$1" || echo "$3" >>"$1"
+}
+
+add_user_to_jail() {
+    local j
+    j=$(jail_dir)
+    add_line "$j/etc/group" "$LC_USER" "$LC_USER:x:$LC_UID:"
+    add_line "$j/etc/group" "$LC_GROUP_EXTRA" "$LC_GROUP_EXTRA:x:$LC_GID_EXTRA:$LC_USER"
+    add_line "$j/etc/passwd" "$LC_USER" \
+        "$LC_USER:x:$LC_UID:$LC_UID:slurm-jail test user:/home/$LC_USER:/bin/bash"
+    add_line "$j/etc/shadow" "$LC_USER" "$LC_USER:*:19000:0:99999:7:::"
+    install -d -m 0755 -o "$LC_UID" -g "$LC_UID" "$j/home/$LC_USER"
+}
+
+# The same user, with the same ids, on the host (slurmd looks it up there).
+add_user_to_host() {
+    local uid gid
+    getent group "$LC_USER" >/dev/null || groupadd -g "$LC_UID" "$LC_USER"
+    getent group "$LC_GROUP_EXTRA" >/dev/null || groupadd -g "$LC_GID_EXTRA" "$LC_GROUP_EXTRA"
+    getent passwd "$LC_USER" >/dev/null ||
+        useradd -u "$LC_UID" -g "$LC_UID" -G "$LC_GROUP_EXTRA" -M -d "/home/$LC_USER" \
+            -s /bin/bash -c "slurm-jail test user" "$LC_USER"
+    uid=$(id -u "$LC_USER") gid=$(getent group "$LC_GROUP_EXTRA" | cut -d: -f3)
+    if [ "$uid" != "$LC_UID" ] || [ "$gid" != "$LC_GID_EXTRA" ]; then
+        die "host user $LC_USER has uid $uid / group $LC_GROUP_EXTRA has gid $gid, expected $LC_UID / $LC_GID_EXTRA; remove them (userdel $LC_USER; groupdel $LC_GROUP_EXTRA)"
+    fi
+}
+
+remove_user_from_host() {
+    getent passwd "$LC_USER" >/dev/null && userdel "$LC_USER"
+    getent group "$LC_GROUP_EXTRA" >/dev/null && groupdel "$LC_GROUP_EXTRA"
+    getent group "$LC_USER" >/dev/null && groupdel "$LC_USER"
+    return 0
+}
+
+build_plugin() {
+    local build=${SLURM_JAIL_BUILD_DIR:-$LC_ROOT/build}
+    log "building the plugin in $build"
+    cmake -S "$LC_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null ||
+        die "cmake configure failed (see above); run hack/install-deps for the build tools"
+    cmake --build "$build" -j 2 --target chroot >&2 || die "building chroot.so failed (see above)"
+    LC_PLUGIN_SO=$build/plugin/chroot/chroot.so
+    [ -f "$LC_PLUGIN_SO" ] || die "the build did not produce $LC_PLUGIN_SO"
+}
+
+# Nodes see a copy of Debian's PluginDir plus chroot.so (the host's own
+# PluginDir is left alone); the jail gets chroot.so for srun inside jobs.
+install_plugin() {
+    install -d -m 0755 "$LC_STATE/plugins"
+    rsync -a --delete "$LC_PLUGIN_DIR/" "$LC_STATE/plugins/"
+    install -m 0755 "$LC_PLUGIN_SO" "$LC_STATE/plugins/chroot.so"
+    install -m 0755 "$LC_PLUGIN_SO" "$(jail_dir)$LC_PLUGIN_DIR/chroot.so"
+}

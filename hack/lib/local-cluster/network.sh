@@ -1,0 +1,60 @@
+# shellcheck shell=bash
+# The cluster network: a bridge and one network namespace per host name.
+# Namespaces are kept as nsfs bind mounts under $LC_STATE/netns (not
+# /run/netns), so `down` can remove every trace of them.
+
+netns_file() { echo "$LC_STATE/netns/$1"; }
+
+subnet_in_use_elsewhere() {
+    ip -o -4 addr show | grep -v " $LC_BRIDGE " | grep -q " inet $LC_SUBNET\."
+}
+
+ensure_bridge() {
+    if ! ip link show "$LC_BRIDGE" >/dev/null 2>&1; then
+        subnet_in_use_elsewhere &&
+            die "subnet $LC_SUBNET.0/24 is already used on this host; pick another with SLURM_JAIL_LOCAL_SUBNET=10.x.y"
+        ip link add "$LC_BRIDGE" type bridge
+    fi
+    ip link set "$LC_BRIDGE" up
+}
+
+# ensure_netns NAME ADDR: a network namespace with eth0=ADDR on the bridge.
+ensure_netns() {
+    local name=$1 addr=$2 file veth holder
+    file=$(netns_file "$name")
+    veth=sjv-$name
+    if mountpoint -q "$file" 2>/dev/null; then
+        return 0
+    fi
+    install -d -m 0755 "$LC_STATE/netns"
+    : >"$file"
+    unshare --net="$file" true
+    # ip(8) moves links only by pid or /run/netns name: borrow a pid.
+    nsenter --net="$file" sleep 30 &
+    holder=$!
+    ip link del "$veth" 2>/dev/null || true
+    ip link add "$veth" type veth peer name eth0 netns "$holder"
+    kill "$holder"
+    wait "$holder" 2>/dev/null || true
+    ip link set "$veth" master "$LC_BRIDGE" up
+    nsenter --net="$file" ip link set lo up
+    nsenter --net="$file" ip addr add "$addr/24" dev eth0
+    nsenter --net="$file" ip link set eth0 up
+}
+
+remove_netns() {
+    local file
+    file=$(netns_file "$1")
+    ip link del "sjv-$1" 2>/dev/null || true
+    if mountpoint -q "$file" 2>/dev/null; then umount "$file"; fi
+    rm -f "$file"
+}
+
+remove_network() {
+    local f
+    for f in "$LC_STATE"/netns/*; do
+        [ -e "$f" ] || continue
+        remove_netns "$(basename "$f")"
+    done
+    ip link del "$LC_BRIDGE" 2>/dev/null || true
+}
