@@ -4,6 +4,7 @@
 #include "step_entry.hpp"
 
 #include <fcntl.h>
+#include <functional>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -45,17 +46,31 @@ ino_t ns_inode(const Config &config, Fd &keep) {
     return ::fstat(keep.get(), &st) == 0 ? st.st_ino : 0;
 }
 
+// Runs `check` in a child that has a fresh sandbox node (see sandbox.hpp).
+std::string on_node(const std::function<std::string(Config &)> &check) {
+    return in_child([&] {
+        Config config;
+        if (auto e = sandbox::make_node(config); !e.empty()) {
+            return e;
+        }
+        return check(config);
+    });
+}
+
+// Same, with the child already moved into the node's jail namespace.
+std::string in_jail(const std::function<std::string(Config &)> &check) {
+    return on_node([&](Config &config) {
+        if (auto e = enter_jail(config); !e.empty()) {
+            return e;
+        }
+        return check(config);
+    });
+}
+
 } // namespace
 
 TEST(JailView, TheJailIsRootAndTheHostIsGone) {
-    EXPECT_EQ(in_child([] {
-                  Config config;
-                  if (auto e = sandbox::make_node(config); !e.empty()) {
-                      return e;
-                  }
-                  if (auto e = enter_jail(config); !e.empty()) {
-                      return e;
-                  }
+    EXPECT_EQ(in_jail([](Config &) {
                   CHILD_EXPECT(sandbox::read_file("/etc/slurm-jail-release") == "JAIL");
                   CHILD_EXPECT(::access("/mnt/host-only", F_OK) != 0);
                   CHILD_EXPECT(::access("/mnt/jail", F_OK) != 0);
@@ -70,14 +85,7 @@ TEST(JailView, TheJailIsRootAndTheHostIsGone) {
 
 TEST(JailView, ProcIsFreshAndNosuidNodevNoexec) {
     EXPECT_EQ(
-        in_child([] {
-            Config config;
-            if (auto e = sandbox::make_node(config); !e.empty()) {
-                return e;
-            }
-            if (auto e = enter_jail(config); !e.empty()) {
-                return e;
-            }
+        in_jail([](Config &) {
             struct statvfs vfs {};
             CHILD_EXPECT(::statvfs("/proc", &vfs) == 0);
             CHILD_EXPECT((vfs.f_flag & ST_NOSUID) != 0);
@@ -95,15 +103,7 @@ TEST(JailView, ProcIsFreshAndNosuidNodevNoexec) {
 
 TEST(JailView, DevSysTmpAndNodeBindsAreThere) {
     EXPECT_EQ(
-        in_child([] {
-            Config config;
-            if (auto e = sandbox::make_node(config); !e.empty()) {
-                return e;
-            }
-            struct stat host_tmp {};
-            if (auto e = enter_jail(config); !e.empty()) {
-                return e;
-            }
+        in_jail([](Config &) {
             CHILD_EXPECT(sandbox::write_file("/dev/null", "x").empty());
             struct stat st {};
             CHILD_EXPECT(::stat("/dev/pts", &st) == 0 && S_ISDIR(st.st_mode));
@@ -123,18 +123,13 @@ TEST(JailView, DevSysTmpAndNodeBindsAreThere) {
             // Admin bind, read-only as asked.
             CHILD_EXPECT(sandbox::read_file("/opt/data/hello") == "hi");
             CHILD_EXPECT(::open("/opt/data/new", O_CREAT | O_WRONLY, 0600) < 0 && errno == EROFS);
-            (void)host_tmp;
             return std::string();
         }),
         "");
 }
 
 TEST(JailView, TmpIsTheNodeDirectory) {
-    EXPECT_EQ(in_child([] {
-                  Config config;
-                  if (auto e = sandbox::make_node(config); !e.empty()) {
-                      return e;
-                  }
+    EXPECT_EQ(on_node([](Config &config) {
                   const std::string out = in_child([&] {
                       if (auto e = enter_jail(config); !e.empty()) {
                           return e;
@@ -150,11 +145,7 @@ TEST(JailView, TmpIsTheNodeDirectory) {
 }
 
 TEST(JailView, NamespaceIsReusedUntilTheConfigChanges) {
-    EXPECT_EQ(in_child([] {
-                  Config config;
-                  if (auto e = sandbox::make_node(config); !e.empty()) {
-                      return e;
-                  }
+    EXPECT_EQ(on_node([](Config &config) {
                   Fd keep_first;
                   const ino_t first = ns_inode(config, keep_first);
                   CHILD_EXPECT(first != 0);
@@ -171,11 +162,7 @@ TEST(JailView, NamespaceIsReusedUntilTheConfigChanges) {
 }
 
 TEST(JailView, LostNamespaceIsRebuilt) {
-    EXPECT_EQ(in_child([] {
-                  Config config;
-                  if (auto e = sandbox::make_node(config); !e.empty()) {
-                      return e;
-                  }
+    EXPECT_EQ(on_node([](Config &config) {
                   Fd keep_first;
                   const ino_t first = ns_inode(config, keep_first);
                   CHILD_EXPECT(first != 0);
@@ -189,11 +176,7 @@ TEST(JailView, LostNamespaceIsRebuilt) {
 }
 
 TEST(JailView, MissingOrReplacedJailIsNoticed) {
-    EXPECT_EQ(in_child([] {
-                  Config config;
-                  if (auto e = sandbox::make_node(config); !e.empty()) {
-                      return e;
-                  }
+    EXPECT_EQ(on_node([](Config &config) {
                   Fd keep_first;
                   const ino_t first = ns_inode(config, keep_first);
                   CHILD_EXPECT(first != 0);
@@ -215,14 +198,7 @@ TEST(JailView, MissingOrReplacedJailIsNoticed) {
 }
 
 TEST(JailView, TasksForkedAfterEntryAreInTheJail) {
-    EXPECT_EQ(in_child([] {
-                  Config config;
-                  if (auto e = sandbox::make_node(config); !e.empty()) {
-                      return e;
-                  }
-                  if (auto e = enter_jail(config); !e.empty()) {
-                      return e;
-                  }
+    EXPECT_EQ(in_jail([](Config &) {
                   ino_t step_ns = 0;
                   CHILD_EXPECT(sjail::current_mount_namespace(step_ns).ok());
                   const std::string task = in_child([&] {
@@ -240,11 +216,7 @@ TEST(JailView, TasksForkedAfterEntryAreInTheJail) {
 
 // slurmstepd has threads already when the step is prepared; setns must still work.
 TEST(JailView, EntersFromAMultithreadedProcess) {
-    EXPECT_EQ(in_child([] {
-                  Config config;
-                  if (auto e = sandbox::make_node(config); !e.empty()) {
-                      return e;
-                  }
+    EXPECT_EQ(on_node([](Config &config) {
                   Fd ns;
                   if (auto s = sjail::acquire_node_namespace(config, ns); !s.ok()) {
                       return s.message();
