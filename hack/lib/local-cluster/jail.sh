@@ -77,7 +77,14 @@ build_plugin() {
 # PluginDir is left alone); the jail gets chroot.so for srun inside jobs.
 install_plugin() {
     install -d -m 0755 "$LC_STATE/plugins"
-    rsync -a --delete "$LC_PLUGIN_DIR/" "$LC_STATE/plugins/"
-    install -m 0755 "$LC_PLUGIN_SO" "$LC_STATE/plugins/chroot.so"
-    install -m 0755 "$LC_PLUGIN_SO" "$(jail_dir)$LC_PLUGIN_DIR/chroot.so"
+    rsync -a --delete --exclude=/chroot.so "$LC_PLUGIN_DIR/" "$LC_STATE/plugins/"
+    replace_file "$LC_PLUGIN_SO" "$LC_STATE/plugins/chroot.so"
+    replace_file "$LC_PLUGIN_SO" "$(jail_dir)$LC_PLUGIN_DIR/chroot.so"
+}
+
+# replace_file SRC DST: a new inode, renamed into place, so that running
+# slurmstepds keep their mapped copy intact.
+replace_file() {
+    install -m 0755 "$1" "$2.new"
+    mv -f "$2.new" "$2"
 }
