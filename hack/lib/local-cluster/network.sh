@@ -20,7 +20,7 @@ ensure_bridge() {
 
 # ensure_netns NAME ADDR: a network namespace with eth0=ADDR on the bridge.
 ensure_netns() {
-    local name=$1 addr=$2 file veth holder
+    local name=$1 addr=$2 file veth
     file=$(netns_file "$name")
     veth=sjv-$name
     if mountpoint -q "$file" 2>/dev/null; then
@@ -29,13 +29,9 @@ ensure_netns() {
     install -d -m 0755 "$LC_STATE/netns"
     : >"$file"
     unshare --net="$file" true
-    # ip(8) moves links only by pid or /run/netns name: borrow a pid.
-    nsenter --net="$file" sleep 30 &
-    holder=$!
     ip link del "$veth" 2>/dev/null || true
-    ip link add "$veth" type veth peer name eth0 netns "$holder"
-    kill "$holder"
-    wait "$holder" 2>/dev/null || true
+    # Made from inside, with the peer sent to this script's (the host's) netns.
+    nsenter --net="$file" ip link add eth0 type veth peer name "$veth" netns $$
     ip link set "$veth" master "$LC_BRIDGE" up
     nsenter --net="$file" ip link set lo up
     nsenter --net="$file" ip addr add "$addr/24" dev eth0

@@ -1,0 +1,84 @@
+# shellcheck shell=bash
+# Shared by the e2e tests: paths of the local cluster and ways to run jobs.
+# The settings are used by the .bats files; $output comes from bats' run.
+# shellcheck disable=SC2034,SC2154
+
+load_assertions() {
+    load /usr/lib/bats/bats-support/load.bash
+    load /usr/lib/bats/bats-assert/load.bash
+}
+
+LC=$SLURM_JAIL_ROOT/hack/local-cluster
+STATE=${SLURM_JAIL_LOCAL_DIR:-/var/lib/slurm-jail-local}
+JAIL=$STATE/jail
+TEST_UID=5001
+HOME_IN_JAIL=/home/sjuser
+HOST_HOME=$JAIL$HOME_IN_JAIL
+# A file that exists only in the jail, and a path that exists only on the host.
+MARKER=/etc/slurm-jail-release
+HOST_ONLY=$SLURM_JAIL_ROOT/hack/local-cluster
+# The probe prints "in-jail NODE" and, if it can see the host, "HOST-VISIBLE".
+PROBE=$HOME_IN_JAIL/e2e-probe
+PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'
+
+elapsed_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+
+install_probe() {
+    cat >"$JAIL$PROBE" <<PROBE_EOF
+#!/bin/sh
+if [ -f $MARKER ]; then echo "in-jail \$(hostname)"; else echo "NOT-IN-JAIL \$(hostname)"; fi
+if [ -e $HOST_ONLY ]; then echo "HOST-VISIBLE \$(hostname)"; fi
+PROBE_EOF
+    chmod 0755 "$JAIL$PROBE"
+}
+
+# ush SCRIPT: run a bash script as the test user on the login host (in the jail).
+ush() { "$LC" run -- bash -c "$1"; }
+
+# A fresh working directory per test, inside the user's home in the jail.
+make_test_dir() {
+    T=e2e-$BATS_SUITE_TEST_NUMBER
+    ush "rm -rf $T && mkdir -p $T"
+}
+
+# assert_in_jail N: the probe's output shows N tasks in the jail, none on the host.
+assert_in_jail() {
+    assert_equal "$(grep -c '^in-jail node' <<<"$output")" "$1"
+    refute_output --partial NOT-IN-JAIL
+    refute_output --partial HOST-VISIBLE
+}
+
+# wait_until SECONDS CMD...: poll CMD every 0.2 s; fail after SECONDS.
+wait_until() {
+    local deadline=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        [ "$SECONDS" -lt "$deadline" ] || { echo "timed out waiting for: $*" >&2; return 1; }
+        sleep 0.2
+    done
+}
+
+slurmd_pid() { cat "$STATE/nodes/$1/spool/slurmd.pid"; }
+
+# Mount table of a node's own mount namespace (where slurmstepd runs).
+node_mounts() { nsenter -t "$(slurmd_pid "$1")" -m findmnt -rn -o TARGET,SOURCE,FSTYPE | sort; }
+
+# The host's mounts that concern the jail or the cluster state.
+host_jail_mounts() { findmnt -rn -o TARGET,SOURCE,FSTYPE | grep -E 'slurm-jail|/mnt/jail' | sort || true; }
+
+# Pids of all processes in a node's network namespace.
+node_pids() {
+    local ns p
+    ns="net:[$(stat -L -c %i "$STATE/netns/$1")]"
+    for p in /proc/[0-9]*; do
+        [ "$(readlink "$p/ns/net" 2>/dev/null)" = "$ns" ] && echo "${p#/proc/}"
+    done
+    return 0
+}
+
+# Only slurmd itself is left on the node.
+node_is_idle() { [ "$(node_pids "$1")" = "$(slurmd_pid "$1")" ]; }
+
+user_has_no_processes() { ! pgrep -u "$TEST_UID" >/dev/null; }
+
+slurmd_fds() { find "/proc/$(slurmd_pid "$1")/fd" -mindepth 1 | wc -l; }

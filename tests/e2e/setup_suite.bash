@@ -1,0 +1,26 @@
+# shellcheck shell=bash
+# The e2e suite brings the local cluster up once and takes it down at the end.
+# Durations go to the TAP stream as comments.
+
+setup_suite() {
+    : "${SLURM_JAIL_ROOT:?run through tests/run-all, or set SLURM_JAIL_ROOT}"
+    # shellcheck source=tests/e2e/helpers.bash
+    . "$(dirname "${BASH_SOURCE[0]}")/helpers.bash"
+    # A fresh start: a cluster left from a dev session may run an old plugin.
+    "$LC" down >&2
+    local t0=$EPOCHREALTIME
+    "$LC" up >&2
+    printf '# e2e: local-cluster up took %s s\n' "$(elapsed_since "$t0")" >&3
+    rm -rf "$HOST_HOME"/e2e-*
+    install_probe
+    echo "$EPOCHREALTIME" >"$BATS_RUN_TMPDIR/e2e-start"
+}
+
+teardown_suite() {
+    # shellcheck source=tests/e2e/helpers.bash
+    . "$(dirname "${BASH_SOURCE[0]}")/helpers.bash"
+    if [ -f "$BATS_RUN_TMPDIR/e2e-start" ]; then
+        printf '# e2e: tests took %s s\n' "$(elapsed_since "$(cat "$BATS_RUN_TMPDIR/e2e-start")")" >&3
+    fi
+    "$LC" down >&2
+}
