@@ -37,8 +37,8 @@ class Fd {
 void write_file_atomically(const std::string &path, std::string_view contents, unsigned mode) {
     const std::filesystem::path target(path);
     const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-    const std::string tmp = fmt::format("{}/.{}.tmp.{}", dir.string(), target.filename().string(),
-                                        ::getpid());
+    const std::string tmp =
+        fmt::format("{}/.{}.tmp.{}", dir.string(), target.filename().string(), ::getpid());
     {
         Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                      static_cast<mode_t>(mode)));

@@ -48,9 +48,8 @@ std::vector<std::string> config_args(std::string_view text, std::string_view sec
         }
         const auto eq = line.find('=');
         if (eq == std::string_view::npos || trim(line.substr(0, eq)).empty()) {
-            throw std::invalid_argument(
-                fmt::format("config line {}: '{}' is not 'key = value' or '[section]'", lineno,
-                            line));
+            throw std::invalid_argument(fmt::format(
+                "config line {}: '{}' is not 'key = value' or '[section]'", lineno, line));
         }
         if (current == section) {
             out.push_back(fmt::format("--{}={}", trim(line.substr(0, eq)),

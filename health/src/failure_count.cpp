@@ -36,8 +36,8 @@ unsigned read_failure_count(const std::string &path, std::string_view check) {
         return parse_failure_state(ss.str(), check);
     } catch (const std::exception &e) {
         throw std::runtime_error(fmt::format(
-            "state file '{}' is not valid: {}; fix it or delete it to restart counting at 0",
-            path, e.what()));
+            "state file '{}' is not valid: {}; fix it or delete it to restart counting at 0", path,
+            e.what()));
     }
 }
 

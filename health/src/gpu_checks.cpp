@@ -104,8 +104,8 @@ void check_heat(Collector &c, const GpuSnapshot &g, const GpuCheckConfig &cfg) {
         c.status("temperature", g.index, ok);
         if (!ok) {
             c.problem("temperature", g.index, Severity::warn,
-                      fmt::format("{}: temperature {} C at or above {} C", label,
-                                  *g.temperature_c, limit));
+                      fmt::format("{}: temperature {} C at or above {} C", label, *g.temperature_c,
+                                  limit));
         }
     }
     if (g.throttle_reasons) {
@@ -139,18 +139,18 @@ void check_xids(Collector &c, const NodeSnapshot &node, const std::vector<XidEve
             if (same_pci_device(g.bus_id, xids[i].pci)) {
                 matched[i] = true;
                 ok = false;
-                c.problem("xid", g.index, Severity::drain,
-                          fmt::format("{}: fatal Xid {}: {}", gpu_label(g), xids[i].xid,
-                                      xids[i].text));
+                c.problem(
+                    "xid", g.index, Severity::drain,
+                    fmt::format("{}: fatal Xid {}: {}", gpu_label(g), xids[i].xid, xids[i].text));
             }
         }
         c.status("xid", g.index, ok);
     }
     for (std::size_t i = 0; i < xids.size(); ++i) {
         if (!matched[i]) { // a GPU NVML no longer lists (e.g. fell off the bus)
-            c.problem("xid", std::nullopt, Severity::drain,
-                      fmt::format("fatal Xid {} on PCI {}: {}", xids[i].xid, xids[i].pci,
-                                  xids[i].text));
+            c.problem(
+                "xid", std::nullopt, Severity::drain,
+                fmt::format("fatal Xid {} on PCI {}: {}", xids[i].xid, xids[i].pci, xids[i].text));
         }
     }
 }
@@ -196,8 +196,8 @@ Evaluation evaluate(const NodeSnapshot &node, const std::vector<XidEvent> &fatal
                   fmt::format("{} GPUs visible, {} expected", found, cfg.expected_gpus));
     } else if (found > cfg.expected_gpus) {
         c.problem("gpu_count", std::nullopt, Severity::warn,
-                  fmt::format("{} GPUs visible, only {} expected (check the configuration)",
-                              found, cfg.expected_gpus));
+                  fmt::format("{} GPUs visible, only {} expected (check the configuration)", found,
+                              cfg.expected_gpus));
     }
     for (const auto &g : node.gpus) {
         c.status("gpu_lost", g.index, g.lost.empty());

@@ -14,10 +14,10 @@ namespace sjh {
 enum class Severity { warn, drain };
 
 struct Problem {
-    std::string check;          // "ecc_uncorrected", ...
+    std::string check;           // "ecc_uncorrected", ...
     std::optional<unsigned> gpu; // absent for node-level checks
     Severity severity = Severity::drain;
-    std::string message;        // one human line
+    std::string message; // one human line
 };
 
 // One gauge per check per GPU (gpu absent for node-level checks).

@@ -28,7 +28,7 @@ struct GpuSnapshot {
     std::optional<unsigned> temperature_c;
     std::optional<unsigned> slowdown_temp_c;
     std::optional<std::uint64_t> throttle_reasons; // nvmlClocksThrottleReasons bitmask
-    std::vector<std::string> errors; // unexpected NVML errors, "nvmlX: text (code)"
+    std::vector<std::string> errors;               // unexpected NVML errors, "nvmlX: text (code)"
 };
 
 struct NodeSnapshot {

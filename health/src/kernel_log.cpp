@@ -15,8 +15,8 @@ namespace sjh {
 std::string read_kernel_log(const std::string &path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        throw std::runtime_error(fmt::format("cannot read the kernel log '{}': {}", path,
-                                             std::strerror(errno)));
+        throw std::runtime_error(
+            fmt::format("cannot read the kernel log '{}': {}", path, std::strerror(errno)));
     }
     struct stat st {};
     const bool records = ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode);

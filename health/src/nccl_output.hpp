@@ -27,11 +27,11 @@ struct NcclRow {
 
 struct NcclOutput {
     std::vector<NcclRow> rows;
-    std::optional<std::uint64_t> out_of_bounds;  // "# Out of bounds values : N OK"
-    std::optional<bool> out_of_bounds_ok;        // OK -> true, FAILED -> false
-    std::optional<double> avg_busbw;             // "# Avg bus bandwidth : X" (informative only)
-    std::optional<std::string> version;          // "# nccl-tests version 2.18.0 ..."
-    std::vector<std::string> failures;           // "Test NCCL failure ..." / "CUDA failure" lines
+    std::optional<std::uint64_t> out_of_bounds; // "# Out of bounds values : N OK"
+    std::optional<bool> out_of_bounds_ok;       // OK -> true, FAILED -> false
+    std::optional<double> avg_busbw;            // "# Avg bus bandwidth : X" (informative only)
+    std::optional<std::string> version;         // "# nccl-tests version 2.18.0 ..."
+    std::vector<std::string> failures;          // "Test NCCL failure ..." / "CUDA failure" lines
 };
 
 // Parses the combined stdout/stderr of all_reduce_perf. Copes with mpirun

@@ -23,7 +23,9 @@ std::string lower(std::string_view s) {
 
 } // namespace
 
-std::string Threshold::spec() const { return fmt::format("{}x{}={:g}", model, gpus, min_busbw); }
+std::string Threshold::spec() const {
+    return fmt::format("{}x{}={:g}", model, gpus, min_busbw);
+}
 
 Threshold parse_threshold(std::string_view spec) {
     const auto eq = spec.find('=');
@@ -52,8 +54,7 @@ Threshold parse_threshold(std::string_view spec) {
 
 std::vector<Threshold> default_thresholds() {
     return {
-        {"H100", 8, 400}, {"H200", 8, 400}, {"A100", 8, 200},
-        {"A100", 4, 200}, {"A40", 2, 40},
+        {"H100", 8, 400}, {"H200", 8, 400}, {"A100", 8, 200}, {"A100", 4, 200}, {"A40", 2, 40},
     };
 }
 
@@ -86,15 +87,24 @@ std::optional<Threshold> find_threshold(const std::vector<Threshold> &table,
 
 std::string_view nccl_exit_meaning(int code) {
     switch (code) {
-    case 0: return "success";
-    case 1: return "internal error";
-    case 2: return "CUDA error";
-    case 3: return "NCCL error";
-    case 4: return "timeout";
-    case 5: return "not implemented";
-    case 6: return "usage error";
-    case 7: return "wrong results or bandwidth under NCCL_TESTS_MIN_BW";
-    default: return "unknown exit code";
+    case 0:
+        return "success";
+    case 1:
+        return "internal error";
+    case 2:
+        return "CUDA error";
+    case 3:
+        return "NCCL error";
+    case 4:
+        return "timeout";
+    case 5:
+        return "not implemented";
+    case 6:
+        return "usage error";
+    case 7:
+        return "wrong results or bandwidth under NCCL_TESTS_MIN_BW";
+    default:
+        return "unknown exit code";
     }
 }
 

@@ -43,10 +43,10 @@ struct NcclRun {
 
 struct NcclVerdict {
     bool pass = false;
-    std::string cause;                    // why it failed (empty on pass); goes into the drain reason
+    std::string cause; // why it failed (empty on pass); goes into the drain reason
     std::optional<double> measured_busbw; // at the largest size
     std::optional<std::uint64_t> measured_size;
-    std::vector<std::string> notes;       // informative lines
+    std::vector<std::string> notes; // informative lines
 };
 
 // The meaning of all_reduce_perf's exit codes (nccl-tests 2.x).

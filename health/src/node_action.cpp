@@ -17,15 +17,17 @@ Action act_on_outcome(const SlurmClient &slurm, const ActionSettings &s, const s
     o.cause = cause;
     o.consecutive_failures = next_failure_count(previous, passed);
     o.drain_after = s.drain_after;
-    const Action a = decide(node, o);
+    Action a = decide(node, o);
     if (s.dry_run) {
         switch (a.kind) {
         case ActionKind::drain:
-            fmt::print(out, "dry-run: would run: scontrol update nodename={} state=drain reason=\"{}\"\n",
-                       s.node, a.reason);
+            fmt::print(
+                out, "dry-run: would run: scontrol update nodename={} state=drain reason=\"{}\"\n",
+                s.node, a.reason);
             break;
         case ActionKind::resume:
-            fmt::print(out, "dry-run: would run: scontrol update nodename={} state=resume\n", s.node);
+            fmt::print(out, "dry-run: would run: scontrol update nodename={} state=resume\n",
+                       s.node);
             break;
         case ActionKind::none:
             break;

@@ -56,10 +56,10 @@ Api load_api(const std::string &library) {
     void *lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) {
         const char *err = ::dlerror();
-        throw std::runtime_error(fmt::format(
-            "cannot load NVML library '{}': {}; is the NVIDIA driver installed? (set "
-            "--nvml-library to its path)",
-            library, err != nullptr ? err : "unknown error"));
+        throw std::runtime_error(
+            fmt::format("cannot load NVML library '{}': {}; is the NVIDIA driver installed? (set "
+                        "--nvml-library to its path)",
+                        library, err != nullptr ? err : "unknown error"));
     }
     Api a;
     bind(lib, "nvmlInit_v2", a.init, true);
@@ -197,8 +197,7 @@ GpuSnapshot read_gpu(const Api &a, const Reporter &rep, unsigned index) {
         g.bus_id = pci.busId;
     }
     std::array<char, 96> name{};
-    if (r.query("nvmlDeviceGetName",
-                [&](auto d) { return a.name(d, name.data(), name.size()); })) {
+    if (r.query("nvmlDeviceGetName", [&](auto d) { return a.name(d, name.data(), name.size()); })) {
         g.name = name.data();
     }
     unsigned long long ecc = 0;
@@ -253,8 +252,8 @@ GpuSnapshot read_gpu(const Api &a, const Reporter &rep, unsigned index) {
         NodeSnapshot node;
         rep.call(0, "nvmlDeviceGetCount_v2");
         if (const nvmlReturn_t rc = a.count(&node.count); rc != nvml::kSuccess) {
-            rep.line(fmt::format("error nvmlDeviceGetCount_v2 failed: {} ({})",
-                                 a.error_string(rc), rc));
+            rep.line(
+                fmt::format("error nvmlDeviceGetCount_v2 failed: {} ({})", a.error_string(rc), rc));
             ::_exit(0);
         }
         for (unsigned i = 0; i < node.count; ++i) {

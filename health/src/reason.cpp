@@ -15,8 +15,8 @@ bool has_flag(std::string_view state, std::string_view flag) {
             end = state.size();
         }
         auto part = state.substr(pos, end - pos);
-        while (!part.empty() && std::string_view("*~#!%$@^-").find(part.back()) !=
-                                    std::string_view::npos) {
+        while (!part.empty() &&
+               std::string_view("*~#!%$@^-").find(part.back()) != std::string_view::npos) {
             part.remove_suffix(1);
         }
         if (part == flag) {
@@ -31,8 +31,8 @@ bool has_flag(std::string_view state, std::string_view flag) {
 
 std::string make_reason(std::string_view check, std::string_view cause) {
     std::string r = fmt::format("{} {}: {}", kReasonPrefix, check, cause);
-    std::replace_if(r.begin(), r.end(), [](char c) { return c == '\n' || c == '\r' || c == '"'; },
-                    ' ');
+    std::replace_if(
+        r.begin(), r.end(), [](char c) { return c == '\n' || c == '\r' || c == '"'; }, ' ');
     if (r.size() > kMaxReason) {
         r.resize(kMaxReason - 3);
         r += "...";
@@ -40,18 +40,21 @@ std::string make_reason(std::string_view check, std::string_view cause) {
     return r;
 }
 
-bool is_our_reason(std::string_view reason) { return reason.starts_with(kReasonPrefix); }
+bool is_our_reason(std::string_view reason) {
+    return reason.starts_with(kReasonPrefix);
+}
 
 bool is_reason_of_check(std::string_view reason, std::string_view check) {
     return reason.starts_with(fmt::format("{} {}:", kReasonPrefix, check));
 }
 
 bool NodeState::drained() const {
-    return has_flag(state, "DRAIN") || has_flag(state, "DRAINED") ||
-           has_flag(state, "DRAINING");
+    return has_flag(state, "DRAIN") || has_flag(state, "DRAINED") || has_flag(state, "DRAINING");
 }
 
-bool NodeState::down() const { return has_flag(state, "DOWN"); }
+bool NodeState::down() const {
+    return has_flag(state, "DOWN");
+}
 
 Action decide(const NodeState &node, const CheckOutcome &o) {
     Action a;
@@ -73,8 +76,8 @@ Action decide(const NodeState &node, const CheckOutcome &o) {
         a.why = fmt::format("{}: check failed ({} of {} consecutive failures before draining): {}",
                             node.name, o.consecutive_failures, o.drain_after, o.cause);
     } else if (node.drained() && is_our_reason(node.reason)) {
-        a.why = fmt::format("{}: check failed; already drained by us ('{}')", node.name,
-                            node.reason);
+        a.why =
+            fmt::format("{}: check failed; already drained by us ('{}')", node.name, node.reason);
     } else if (node.drained()) {
         a.why = fmt::format("{}: check failed; node already drained by someone else ('{}'); "
                             "not changing its reason",

@@ -24,8 +24,8 @@ bool is_reason_of_check(std::string_view reason, std::string_view check);
 // What scontrol reports for a node.
 struct NodeState {
     std::string name;
-    std::string state;  // "IDLE+DRAIN", "DOWN*", "MIXED", ...
-    std::string reason; // without the trailing " [user@time]"
+    std::string state;    // "IDLE+DRAIN", "DOWN*", "MIXED", ...
+    std::string reason;   // without the trailing " [user@time]"
     bool drained() const; // DRAIN flag set (DRAINED or DRAINING)
     bool down() const;
 };
@@ -39,11 +39,11 @@ struct Action {
 };
 
 struct CheckOutcome {
-    std::string check;          // "gpu" or "nccl"
+    std::string check; // "gpu" or "nccl"
     bool passed = false;
-    std::string cause;          // on failure
+    std::string cause;                 // on failure
     unsigned consecutive_failures = 0; // including this run
-    unsigned drain_after = 1;   // drain at this many consecutive failures
+    unsigned drain_after = 1;          // drain at this many consecutive failures
 };
 
 Action decide(const NodeState &node, const CheckOutcome &outcome);

@@ -5,7 +5,9 @@
 namespace sjh {
 namespace {
 
-std::string_view severity_name(Severity s) { return s == Severity::drain ? "drain" : "warn"; }
+std::string_view severity_name(Severity s) {
+    return s == Severity::drain ? "drain" : "warn";
+}
 
 std::string label_escape(std::string_view v) {
     std::string out;
@@ -30,8 +32,8 @@ std::string render_human(const Evaluation &e, const RunInfo &info) {
         out += fmt::format("{} {}\n", p.severity == Severity::drain ? "DRAIN" : "WARN", p.message);
     }
     if (e.problems.empty()) {
-        out += fmt::format("OK {}: all GPU checks passed in {:.3f} s\n", info.node,
-                           info.duration_s);
+        out +=
+            fmt::format("OK {}: all GPU checks passed in {:.3f} s\n", info.node, info.duration_s);
     }
     return out;
 }

@@ -76,8 +76,7 @@ std::vector<NodeState> SlurmClient::list_nodes(const std::string &partition) con
 }
 
 void SlurmClient::drain(const std::string &node, const std::string &reason) const {
-    run(tools_.scontrol,
-        {"update", "nodename=" + node, "state=drain", "reason=" + reason});
+    run(tools_.scontrol, {"update", "nodename=" + node, "state=drain", "reason=" + reason});
 }
 
 void SlurmClient::resume(const std::string &node) const {

@@ -35,7 +35,8 @@ using Clock = std::chrono::steady_clock;
     args.push_back(nullptr);
     ::execvp(args[0], args.data());
     const int err = errno;
-    (void)!::write(status_w, &err, sizeof err);
+    const auto written = ::write(status_w, &err, sizeof err);
+    (void)written; // nothing more to do if the parent is gone
     ::_exit(127);
 }
 

@@ -104,7 +104,8 @@ namespace {
 
 // -> {domain, bus, device} as numbers; nullopt when unparsable.
 std::optional<std::array<unsigned long, 3>> pci_parts(std::string_view s) {
-    static const std::regex re(R"(^([0-9A-Fa-f]+):([0-9A-Fa-f]+):([0-9A-Fa-f]+)(\.[0-9A-Fa-f]+)?$)");
+    static const std::regex re(
+        R"(^([0-9A-Fa-f]+):([0-9A-Fa-f]+):([0-9A-Fa-f]+)(\.[0-9A-Fa-f]+)?$)");
     const std::string str(s);
     std::smatch m;
     if (!std::regex_match(str, m, re)) {

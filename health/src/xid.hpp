@@ -14,7 +14,7 @@ struct XidEvent {
     std::uint64_t time_us = 0; // since boot (kernel log clock)
     std::string pci;           // as printed: "0000:1b:00"
     unsigned xid = 0;
-    std::string text;          // the message after "NVRM: "
+    std::string text; // the message after "NVRM: "
 };
 
 // The Xids that drain a node. See health/README.md for the reasoning.

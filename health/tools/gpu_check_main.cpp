@@ -1,11 +1,11 @@
 // slurm-jail-gpu-check: the quick GPU health check, run by slurmd as its
 // HealthCheckProgram. See man/slurm-jail-gpu-check.8.
+#include "atomic_file.hpp"
 #include "gpu_checks.hpp"
 #include "kernel_log.hpp"
 #include "node_action.hpp"
 #include "nvml_probe.hpp"
 #include "report.hpp"
-#include "atomic_file.hpp"
 
 #include "cli_config.hpp"
 
@@ -40,7 +40,8 @@ struct Options {
 
 void add_options(CLI::App &app, Options &o) {
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    app.add_option("--config", o.config, "Config file; its [gpu-check] section holds defaults for these options")
+    app.add_option("--config", o.config,
+                   "Config file; its [gpu-check] section holds defaults for these options")
         ->capture_default_str();
     app.add_option("--node", o.node, "Slurm node name (default: $SLURMD_NODENAME)");
     app.add_option("--expected-gpus", o.expected_gpus,
@@ -100,16 +101,16 @@ unsigned resolve_expected(const Options &o, const SlurmClient &slurm) {
 
 std::vector<XidEvent> scan_xids(const Options &o, Evaluation &problems_out) {
     try {
-        const auto fatal = o.fatal_xids.empty() ? default_fatal_xids()
-                                                : parse_xid_list(o.fatal_xids);
+        const auto fatal =
+            o.fatal_xids.empty() ? default_fatal_xids() : parse_xid_list(o.fatal_xids);
         const auto events = parse_xid_log(read_kernel_log(o.kernel_log));
         return recent_fatal_xids(events, fatal, kernel_clock_now_us(),
                                  static_cast<std::uint64_t>(o.xid_window_s * 1e6));
     } catch (const std::invalid_argument &) {
         throw;
     } catch (const std::exception &e) {
-        problems_out.problems.push_back({"xid", std::nullopt, Severity::warn,
-                                         fmt::format("Xids not checked: {}", e.what())});
+        problems_out.problems.push_back(
+            {"xid", std::nullopt, Severity::warn, fmt::format("Xids not checked: {}", e.what())});
         return {};
     }
 }
@@ -152,9 +153,8 @@ int run(Options &o) {
     RunInfo info;
     info.node = o.node;
     info.duration_s = seconds_since(start);
-    info.timestamp_s = std::chrono::duration<double>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
+    info.timestamp_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     if (!o.metrics_file.empty()) {
         write_file_atomically(o.metrics_file, render_metrics(ev, info));
     }
@@ -163,7 +163,7 @@ int run(Options &o) {
     } else {
         fmt::print("{}", render_human(ev, info));
     }
-    std::fflush(stdout);
+    (void)std::fflush(stdout);
     if (!o.no_drain) {
         tools.timeout_s = std::max(1, static_cast<int>(o.budget_s - seconds_since(start)));
         ActionSettings s;
@@ -177,9 +177,7 @@ int run(Options &o) {
     return ev.must_drain() ? 1 : 0;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+int run_main(int argc, char **argv) {
     CLI::App app{"Quick GPU health check for Slurm's HealthCheckProgram: reads every GPU "
                  "through NVML within a hard time budget, scans the kernel log for fatal Xids, "
                  "drains the node on failure and resumes it when a later run passes.",
@@ -200,4 +198,18 @@ int main(int argc, char **argv) {
         fmt::print(stderr, "slurm-jail-gpu-check: error: {}\n", e.what());
         return 2;
     }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    try {
+        return run_main(argc, argv);
+    } catch (const std::exception &e) {
+        (void)std::fputs(e.what(), stderr);
+        (void)std::fputs("\n", stderr);
+    } catch (...) {
+        (void)std::fputs("unexpected error\n", stderr);
+    }
+    return 2;
 }

@@ -39,12 +39,12 @@ struct Options {
 
 void add_options(CLI::App &app, Options &o) {
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    app.add_option("--config", o.config, "Config file; its [nccl-check] section holds defaults for these options")
+    app.add_option("--config", o.config,
+                   "Config file; its [nccl-check] section holds defaults for these options")
         ->capture_default_str();
     app.add_option("--node", o.node, "Slurm node name (default: $SLURMD_NODENAME)");
     app.add_option("--binary", o.binary, "all_reduce_perf to run")->capture_default_str();
-    app.add_option("--args", o.args,
-                   "Its arguments, split on spaces; {gpus} becomes the GPU count")
+    app.add_option("--args", o.args, "Its arguments, split on spaces; {gpus} becomes the GPU count")
         ->capture_default_str();
     app.add_option("--env", o.env, "Extra environment KEY=VALUE (repeatable)")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
@@ -113,10 +113,10 @@ nlohmann::json to_json(const NcclOutput &out, const NcclVerdict &v, const NcclRu
             {"gpu_model", o.gpu_model},
             {"gpus", o.gpus},
             {"threshold_gbps", t ? nlohmann::json(t->min_busbw) : nlohmann::json(nullptr)},
-            {"busbw_gbps", v.measured_busbw ? nlohmann::json(*v.measured_busbw)
-                                            : nlohmann::json(nullptr)},
-            {"size_bytes", v.measured_size ? nlohmann::json(*v.measured_size)
-                                           : nlohmann::json(nullptr)},
+            {"busbw_gbps",
+             v.measured_busbw ? nlohmann::json(*v.measured_busbw) : nlohmann::json(nullptr)},
+            {"size_bytes",
+             v.measured_size ? nlohmann::json(*v.measured_size) : nlohmann::json(nullptr)},
             {"avg_busbw_gbps",
              out.avg_busbw ? nlohmann::json(*out.avg_busbw) : nlohmann::json(nullptr)},
             {"rows", out.rows.size()},
@@ -175,7 +175,7 @@ int run(Options &o) {
             fmt::print("  {}\n", n);
         }
     }
-    std::fflush(stdout);
+    (void)std::fflush(stdout);
     if (!o.no_drain) {
         SlurmTools tools;
         tools.scontrol = o.scontrol;
@@ -189,9 +189,7 @@ int run(Options &o) {
     return v.pass ? 0 : 1;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+int run_main(int argc, char **argv) {
     CLI::App app{"NCCL bandwidth check: runs all_reduce_perf on this node, judges the bus "
                  "bandwidth at the largest message size against a per-model threshold, drains "
                  "the node on failure and resumes it when a later run passes.",
@@ -212,4 +210,18 @@ int main(int argc, char **argv) {
         fmt::print(stderr, "slurm-jail-nccl-check: error: {}\n", e.what());
         return 2;
     }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    try {
+        return run_main(argc, argv);
+    } catch (const std::exception &e) {
+        (void)std::fputs(e.what(), stderr);
+        (void)std::fputs("\n", stderr);
+    } catch (...) {
+        (void)std::fputs("unexpected error\n", stderr);
+    }
+    return 2;
 }

@@ -86,16 +86,15 @@ int run(Options &o) {
     return 0;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+int run_main(int argc, char **argv) {
     CLI::App app{"Submits one exclusive slurm-jail-nccl-check job per node that can take one "
                  "now (skips down, drained, draining and unresponsive nodes). Arguments after "
                  "-- go to slurm-jail-nccl-check.",
                  "slurm-jail-nccl-submit"};
     Options o;
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    app.add_option("--config", o.config, "Config file; its [nccl-submit] section holds defaults for these options")
+    app.add_option("--config", o.config,
+                   "Config file; its [nccl-submit] section holds defaults for these options")
         ->capture_default_str();
     app.add_option("--partition,-p", o.partition, "Only nodes of this partition");
     app.add_option("--sbatch-arg", o.sbatch_args, "Extra sbatch argument (repeatable)")
@@ -124,4 +123,18 @@ int main(int argc, char **argv) {
         fmt::print(stderr, "slurm-jail-nccl-submit: error: {}\n", e.what());
         return 2;
     }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    try {
+        return run_main(argc, argv);
+    } catch (const std::exception &e) {
+        (void)std::fputs(e.what(), stderr);
+        (void)std::fputs("\n", stderr);
+    } catch (...) {
+        (void)std::fputs("unexpected error\n", stderr);
+    }
+    return 2;
 }

@@ -55,8 +55,8 @@ CONF
     mkdir -p "$d/spool/n1"
     slurmctld -f "$d/slurm.conf"
     slurmd -f "$d/slurm.conf" -N n1
-    local i
-    for i in $(seq 1 100); do
+
+    for _ in $(seq 1 100); do
         if sinfo -h -n n1 -o '%T' 2>/dev/null | grep -qE '^(idle|drained|draining|mixed)'; then
             return 0
         fi

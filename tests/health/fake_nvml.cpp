@@ -96,7 +96,9 @@ const std::string &field(const char *key) {
     return it == state().csv.end() ? none : it->second;
 }
 
-bool na(const char *key) { return field(key).front() == '['; }
+bool na(const char *key) {
+    return field(key).front() == '[';
+}
 
 unsigned number(const char *key) {
     return static_cast<unsigned>(std::strtoul(field(key).c_str(), nullptr, 0));
@@ -152,13 +154,20 @@ nvmlReturn_t nvmlShutdown() {
 
 const char *nvmlErrorString(nvmlReturn_t rc) {
     switch (rc) {
-    case kOk: return "Success";
-    case kUninitialized: return "Uninitialized";
-    case kInvalidArgument: return "Invalid Argument";
-    case kNotSupported: return "Not Supported";
-    case kDriverNotLoaded: return "Driver Not Loaded";
-    case kGpuIsLost: return "GPU is lost";
-    default: return "Unknown Error";
+    case kOk:
+        return "Success";
+    case kUninitialized:
+        return "Uninitialized";
+    case kInvalidArgument:
+        return "Invalid Argument";
+    case kNotSupported:
+        return "Not Supported";
+    case kDriverNotLoaded:
+        return "Driver Not Loaded";
+    case kGpuIsLost:
+        return "GPU is lost";
+    default:
+        return "Unknown Error";
     }
 }
 

@@ -81,8 +81,8 @@ const Case kCases[] = {
      Severity::drain, "GPU 3 (00000000:13:00.0): 2 volatile uncorrectable ECC errors"},
     {"retired", [](GpuSnapshot &g) { g.retired_pages_pending = true; }, "retired_pages_pending",
      Severity::drain, "GPU 3 (00000000:13:00.0): retired pages pending (reset the GPU or reboot)"},
-    {"remap_pending", [](GpuSnapshot &g) { g.remap_pending = true; }, "row_remap",
-     Severity::drain, "GPU 3 (00000000:13:00.0): row remap pending (reset the GPU or reboot)"},
+    {"remap_pending", [](GpuSnapshot &g) { g.remap_pending = true; }, "row_remap", Severity::drain,
+     "GPU 3 (00000000:13:00.0): row remap pending (reset the GPU or reboot)"},
     {"remap_failed", [](GpuSnapshot &g) { g.remap_failed = true; }, "row_remap", Severity::drain,
      "GPU 3 (00000000:13:00.0): row remapping failed (replace the GPU)"},
     {"width", [](GpuSnapshot &g) { g.pcie_width = 8; }, "pcie_link", Severity::drain,
@@ -97,8 +97,11 @@ const Case kCases[] = {
     {"gen_idle", [](GpuSnapshot &g) { g.pcie_gen = 1; }, "pcie_link", Severity::warn,
      "GPU 3 (00000000:13:00.0): PCIe link generation 1 below its maximum 5 (GPU idle, may be "
      "power saving)"},
-    {"nvlink", [](GpuSnapshot &g) { g.nvlinks_inactive = {5, 7}; }, "nvlink", Severity::drain,
-     "GPU 3 (00000000:13:00.0): 2 of 18 NVLinks inactive (links 5,7)"},
+    {"nvlink",
+     [](GpuSnapshot &g) {
+         g.nvlinks_inactive = {5, 7};
+     },
+     "nvlink", Severity::drain, "GPU 3 (00000000:13:00.0): 2 of 18 NVLinks inactive (links 5,7)"},
     {"hot", [](GpuSnapshot &g) { g.temperature_c = 92; }, "temperature", Severity::warn,
      "GPU 3 (00000000:13:00.0): temperature 92 C at or above 85 C"},
     {"slowdown_temp",
@@ -108,8 +111,9 @@ const Case kCases[] = {
      },
      "temperature", Severity::warn, "GPU 3 (00000000:13:00.0): temperature 80 C at or above 80 C"},
     {"throttle", [](GpuSnapshot &g) { g.throttle_reasons = kThrottleHwThermal | 0x4; },
-     "clock_throttle", Severity::warn, "GPU 3 (00000000:13:00.0): clocks throttled: HW thermal "
-                                       "slowdown"},
+     "clock_throttle", Severity::warn,
+     "GPU 3 (00000000:13:00.0): clocks throttled: HW thermal "
+     "slowdown"},
 };
 
 TEST(GpuChecks, EachFailureModeOnOneGpu) {

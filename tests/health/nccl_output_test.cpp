@@ -54,7 +54,8 @@ TEST(NcclOutput, EveryFixtureHasExpectationsAndParses) {
 }
 
 TEST(NcclOutput, MpirunTaggedRowsKeepEveryColumn) {
-    const auto out = parse_nccl_output(nccl_fixture("01_healthy_2node_mpirun_tagged_aws_batch.txt"));
+    const auto out =
+        parse_nccl_output(nccl_fixture("01_healthy_2node_mpirun_tagged_aws_batch.txt"));
     const auto &first = out.rows.front();
     EXPECT_EQ(first.size_bytes, 8U);
     EXPECT_EQ(first.count, 2U);
@@ -87,7 +88,8 @@ TEST(NcclOutput, ModernHeaderWithStderrNoise) {
 
 TEST(NcclOutput, FixturesWithoutTrailingFooterStillHaveTheirFooterValues) {
     // 02..05 end right after "# Avg bus bandwidth" (no closing "#" line).
-    const auto out = parse_nccl_output(nccl_fixture("05_low_bw_4gpu_nvswitch_p2p_disabled_a100.txt"));
+    const auto out =
+        parse_nccl_output(nccl_fixture("05_low_bw_4gpu_nvswitch_p2p_disabled_a100.txt"));
     EXPECT_DOUBLE_EQ(*out.avg_busbw, 5.19883);
 }
 
@@ -127,7 +129,8 @@ TEST(NcclOutput, WrongInExponentForm) {
 TEST(NcclOutput, NcclFailureWithNoRowsAndNoFooter) {
     const std::string text =
         "[1,0]<stdout>:# nccl-tests version 2.18.0 nccl-headers=22907 nccl-library=22907\n"
-        "[1,0]<stdout>:" + std::string(kHeader) +
+        "[1,0]<stdout>:" +
+        std::string(kHeader) +
         "[1,0]<stdout>:node1: Test NCCL failure common.cu:1005 'unhandled system error'\n";
     const auto out = parse_nccl_output(text);
     EXPECT_TRUE(out.rows.empty());

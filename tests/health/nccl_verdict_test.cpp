@@ -8,15 +8,15 @@ using test::nccl_fixture;
 
 NcclVerdict judge_fixture(const std::string &name, const std::string &threshold, unsigned gpus,
                           NcclRun run = {}) {
-    return judge_nccl(parse_nccl_output(nccl_fixture(name)), run, parse_threshold(threshold),
-                      gpus);
+    return judge_nccl(parse_nccl_output(nccl_fixture(name)), run, parse_threshold(threshold), gpus);
 }
 
 TEST(NcclVerdict, HealthyFixturesPass) {
     const auto v2 = judge_fixture("02_healthy_2gpu_nvlink_a40.txt", "A40x2=40", 2);
     EXPECT_TRUE(v2.pass) << v2.cause;
     EXPECT_DOUBLE_EQ(*v2.measured_busbw, 47.49);
-    const auto v1 = judge_fixture("01_healthy_2node_mpirun_tagged_aws_batch.txt", "H100x16=400", 16);
+    const auto v1 =
+        judge_fixture("01_healthy_2node_mpirun_tagged_aws_batch.txt", "H100x16=400", 16);
     EXPECT_TRUE(v1.pass) << v1.cause;
 }
 
@@ -41,7 +41,8 @@ TEST(NcclVerdict, LowBandwidthFixturesFailWithMeasuredAndExpected) {
 
 TEST(NcclVerdict, NeverJudgesOnTheSweepMean) {
     // 01's mean (156.7) is far under 400 but the 16 GiB rows (483) are fine.
-    const auto out = parse_nccl_output(nccl_fixture("01_healthy_2node_mpirun_tagged_aws_batch.txt"));
+    const auto out =
+        parse_nccl_output(nccl_fixture("01_healthy_2node_mpirun_tagged_aws_batch.txt"));
     ASSERT_LT(*out.avg_busbw, 400);
     EXPECT_TRUE(judge_nccl(out, {}, parse_threshold("H100x16=400"), 16).pass);
     // And a high threshold fails on the largest-size value, not the mean.
@@ -108,8 +109,8 @@ TEST(NcclVerdict, ThresholdParsing) {
 }
 
 TEST(NcclVerdict, ThresholdLookup) {
-    const auto table = merge_thresholds(default_thresholds(), {parse_threshold("A100-80GBx8=230"),
-                                                               parse_threshold("H100x8=420")});
+    const auto table = merge_thresholds(
+        default_thresholds(), {parse_threshold("A100-80GBx8=230"), parse_threshold("H100x8=420")});
     EXPECT_EQ(find_threshold(table, "NVIDIA H100 80GB HBM3", 8)->min_busbw, 420);
     EXPECT_EQ(find_threshold(table, "NVIDIA A100-SXM4-80GB", 8)->min_busbw, 200);
     EXPECT_EQ(find_threshold(table, "NVIDIA A100 80GB PCIe", 8)->min_busbw, 200);

@@ -42,7 +42,7 @@ TEST_F(NvmlProbe, HealthyEightH100) {
     EXPECT_EQ(g.pcie_gen, 5U);
     EXPECT_EQ(g.pcie_width_max, 16U);
     EXPECT_EQ(g.ecc_uncorrected_volatile, 0U);
-    EXPECT_EQ(g.throttle_reasons, 1U); // GPU idle
+    EXPECT_EQ(g.throttle_reasons, 1U);                 // GPU idle
     EXPECT_FALSE(g.retired_pages_pending.has_value()); // [N/A] on H100
     EXPECT_EQ(g.remap_pending, false);
     EXPECT_EQ(g.nvlinks_total, 18U);
@@ -59,13 +59,19 @@ TEST_F(NvmlProbe, EachFailureModeIsSeenThroughDlopen) {
         const char *check;
         bool drain;
     } cases[] = {
-        {"lost", "gpu_lost", true},          {"ecc", "ecc_uncorrected", true},
+        {"lost", "gpu_lost", true},
+        {"ecc", "ecc_uncorrected", true},
         {"retired_pages", "retired_pages_pending", true},
-        {"remap_pending", "row_remap", true}, {"remap_failed", "row_remap", true},
-        {"pcie_width", "pcie_link", true},   {"pcie_gen", "pcie_link", true},
-        {"pcie_gen_idle", "pcie_link", false}, {"nvlink", "nvlink", true},
-        {"hot", "temperature", false},       {"throttle", "clock_throttle", false},
-        {"missing_gpu", "gpu_count", true},  {"init_fail", "nvml", true},
+        {"remap_pending", "row_remap", true},
+        {"remap_failed", "row_remap", true},
+        {"pcie_width", "pcie_link", true},
+        {"pcie_gen", "pcie_link", true},
+        {"pcie_gen_idle", "pcie_link", false},
+        {"nvlink", "nvlink", true},
+        {"hot", "temperature", false},
+        {"throttle", "clock_throttle", false},
+        {"missing_gpu", "gpu_count", true},
+        {"init_fail", "nvml", true},
     };
     for (const auto &c : cases) {
         const auto e = run_with(c.fault);

@@ -13,7 +13,9 @@ CheckOutcome fail(const std::string &cause, unsigned n = 1, unsigned after = 1) 
     return {"gpu", false, cause, n, after};
 }
 
-CheckOutcome pass() { return {"gpu", true, "", 0, 1}; }
+CheckOutcome pass() {
+    return {"gpu", true, "", 0, 1};
+}
 
 TEST(Reason, PrefixRules) {
     EXPECT_EQ(make_reason("gpu", "GPU 3: 2 ECC errors"),

@@ -7,8 +7,10 @@ namespace {
 
 Evaluation sample() {
     Evaluation e;
-    e.statuses = {{"gpu_count", std::nullopt, true}, {"ecc_uncorrected", 0U, true},
-                  {"ecc_uncorrected", 1U, false}, {"temperature", 1U, false}};
+    e.statuses = {{"gpu_count", std::nullopt, true},
+                  {"ecc_uncorrected", 0U, true},
+                  {"ecc_uncorrected", 1U, false},
+                  {"temperature", 1U, false}};
     e.problems = {{"ecc_uncorrected", 1U, Severity::drain, "GPU 1 (x): 2 ECC errors"},
                   {"temperature", 1U, Severity::warn, "GPU 1 (x): temperature 92 C"}};
     return e;
@@ -38,10 +40,12 @@ TEST(Report, PrometheusTextfile) {
     EXPECT_NE(m.find("# TYPE slurm_jail_gpu_check_ok gauge\n"), std::string::npos);
     EXPECT_NE(m.find("slurm_jail_gpu_check_ok{node=\"n1\",check=\"gpu_count\",gpu=\"node\"} 1\n"),
               std::string::npos);
-    EXPECT_NE(m.find("slurm_jail_gpu_check_ok{node=\"n1\",check=\"ecc_uncorrected\",gpu=\"0\"} 1\n"),
-              std::string::npos);
-    EXPECT_NE(m.find("slurm_jail_gpu_check_ok{node=\"n1\",check=\"ecc_uncorrected\",gpu=\"1\"} 0\n"),
-              std::string::npos);
+    EXPECT_NE(
+        m.find("slurm_jail_gpu_check_ok{node=\"n1\",check=\"ecc_uncorrected\",gpu=\"0\"} 1\n"),
+        std::string::npos);
+    EXPECT_NE(
+        m.find("slurm_jail_gpu_check_ok{node=\"n1\",check=\"ecc_uncorrected\",gpu=\"1\"} 0\n"),
+        std::string::npos);
     EXPECT_NE(m.find("slurm_jail_gpu_check_drain{node=\"n1\"} 1\n"), std::string::npos);
     EXPECT_NE(m.find("slurm_jail_gpu_check_duration_seconds{node=\"n1\"} 0.250000\n"),
               std::string::npos);

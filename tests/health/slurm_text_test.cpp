@@ -30,9 +30,10 @@ TEST(SlurmText, ShowNode) {
 }
 
 TEST(SlurmText, ShowNodeOneLinerAndNoReason) {
-    const auto n = parse_scontrol_node(
-        "NodeName=n1 Arch=x86_64 Gres=(null) State=IDLE ThreadsPerCore=1 "
-        "Reason=slurm-jail-health: gpu: GPU 3 (00000000:13:00.0): lost [root@2026-11-22T00:13:33]\n");
+    const auto n =
+        parse_scontrol_node("NodeName=n1 Arch=x86_64 Gres=(null) State=IDLE ThreadsPerCore=1 "
+                            "Reason=slurm-jail-health: gpu: GPU 3 (00000000:13:00.0): lost "
+                            "[root@2026-11-22T00:13:33]\n");
     EXPECT_EQ(n.reason, "slurm-jail-health: gpu: GPU 3 (00000000:13:00.0): lost");
     EXPECT_EQ(parse_scontrol_gres("NodeName=n1 Gres=(null) State=IDLE"), "");
     const auto idle = parse_scontrol_node("NodeName=n2 State=IDLE+NOT_RESPONDING\n");
@@ -51,9 +52,9 @@ TEST(SlurmText, Eligibility) {
     for (const char *ok : {"idle", "mixed", "allocated", "completing"}) {
         EXPECT_TRUE(eligible_for_nccl(ok)) << ok;
     }
-    for (const char *no : {"drained", "draining", "down", "down*", "idle*", "idle~", "fail",
-                           "failing", "maint", "reboot^", "unknown", "future", "reserved",
-                           "inval", "idle#", ""}) {
+    for (const char *no :
+         {"drained", "draining", "down", "down*", "idle*", "idle~", "fail", "failing", "maint",
+          "reboot^", "unknown", "future", "reserved", "inval", "idle#", ""}) {
         EXPECT_FALSE(eligible_for_nccl(no)) << no;
     }
 }
@@ -65,8 +66,8 @@ TEST(SlurmText, ShellQuote) {
 
 TEST(SlurmText, FailureMessagesNameCauseAndFix) {
     const auto down = explain_slurm_failure(
-        "scontrol",
-        "slurm_load_node error: Unable to contact slurm controller (connect failure)\n", 1);
+        "scontrol", "slurm_load_node error: Unable to contact slurm controller (connect failure)\n",
+        1);
     EXPECT_NE(down.find("cannot reach slurmctld"), std::string::npos);
     EXPECT_NE(down.find("SlurmctldHost"), std::string::npos);
     EXPECT_NE(down.find("nothing was changed"), std::string::npos);

@@ -9,7 +9,9 @@
 
 namespace sjh::test {
 
-inline std::filesystem::path fixtures() { return SJH_FIXTURES; }
+inline std::filesystem::path fixtures() {
+    return SJH_FIXTURES;
+}
 
 inline std::string read_file(const std::filesystem::path &p) {
     std::ifstream in(p);

@@ -41,7 +41,7 @@ TEST(Xid, OnlyRecentFatalOnesCount) {
 }
 
 TEST(Xid, DefaultListMatchesTheDocumentedOne) {
-    const std::set<unsigned> documented{48, 56, 57, 58, 62, 63, 64, 65, 68, 69,
+    const std::set<unsigned> documented{48, 56, 57, 58, 62, 63, 64, 65,  68,  69,
                                         73, 74, 79, 80, 81, 92, 95, 119, 120, 154};
     EXPECT_EQ(default_fatal_xids(), documented);
     EXPECT_FALSE(default_fatal_xids().contains(13)); // application faults do not drain
