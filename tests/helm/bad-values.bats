@@ -90,6 +90,10 @@ refused_by_template() {
     refused 'healthChecks: {nccl: {schedule: "every sunday"}}' "at '/healthChecks/nccl/schedule'"
 }
 
+@test "health.conf setting that is not a long option name" {
+    refused 'healthChecks: {gpuCheck: {"Drain After": 2}}' "'Drain After' does not match pattern"
+}
+
 @test "partition naming a nodeset that does not exist" {
     refused_by_template 'partitions: [{name: gpu, nodesets: [h100]}]' \
         'partitions[0] (gpu): nodeset "h100" is not an enabled entry of nodesets (enabled: cpu)'

@@ -102,7 +102,7 @@ OUT
     conf=$(cm_data "$R/gpu.json" t-slurm-cluster-slurm-config slurm.conf)
     grep -qx 'HealthCheckProgram=/opt/slurm-jail-chart/health-check' <<<"$conf"
     grep -qx 'HealthCheckInterval=600' <<<"$conf"
-    grep -qx 'HealthCheckNodeState=IDLE,CYCLE' <<<"$conf"
+    grep -qx 'HealthCheckNodeState=ANY,CYCLE' <<<"$conf"
     run grep -c '^HealthCheck' <(cm_data "$R/default.json" t-slurm-cluster-slurm-config slurm.conf)
     assert_output 0
     # the wrapper: run it for real with a fake check
@@ -121,9 +121,12 @@ OUT
     shellcheck -s sh "$BATS_TEST_TMPDIR/hc"
 }
 
-@test "the worker image's GPU check path is the one issue 5 installs" {
+@test "the GPU check path comes from healthChecks.gpuCheckCommand" {
     run cm_data "$R/gpu.json" t-slurm-cluster-scripts health-check
-    assert_output --partial '/usr/local/sbin/slurm-jail-gpu-check'
+    assert_output --partial 'exec "${SLURM_JAIL_GPU_CHECK:-/usr/sbin/slurm-jail-gpu-check}"'
+    render "$BATS_TEST_TMPDIR/p.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.gpuCheckCommand=/opt/site/gpu-check
+    run cm_data "$BATS_TEST_TMPDIR/p.json" t-slurm-cluster-scripts health-check
+    assert_output --partial 'exec "${SLURM_JAIL_GPU_CHECK:-/opt/site/gpu-check}"'
 }
 
 @test "gres.conf: one gpu line per GPU nodeset" {
@@ -140,12 +143,11 @@ OUT
     assert_line "ConstrainRAMSpace=yes"
 }
 
-@test "health.conf carries the settings and the NCCL thresholds" {
+@test "health.conf: one section per health program, settings and NCCL thresholds in theirs" {
     run cm_data "$R/gpu.json" t-slurm-cluster-health-config health.conf
-    assert_line "budget_seconds = 30"
-    assert_line "drain_after_failures = 2"
-    assert_line "nccl_threshold.H100x8 = 400"
-    assert_line "nccl_threshold.A100x4 = 180"
+    assert_output --partial $'[gpu-check]\ndrain-after = 2\nmetrics-file = /var/lib/node_exporter/textfile/slurm_jail_gpu.prom\n[nccl-check]\nthreshold = A100x4=180\nthreshold = H100x8=400\ntimeout = 900\n[nccl-submit]\npartition = gpu\nsbatch-arg = --time=30'
+    run cm_data "$R/default.json" t-slurm-cluster-health-config health.conf
+    assert_output --partial $'[gpu-check]\n[nccl-check]\n[nccl-submit]'
 }
 
 @test "NCCL CronJob: schedule, suspend, Forbid, deadline, driver and health.conf from values" {
@@ -155,7 +157,7 @@ OUT
     jq -e '.spec.schedule == "30 2 * * 6"' <<<"$cj" >/dev/null
     jq -e '.spec.suspend == false and .spec.concurrencyPolicy == "Forbid"' <<<"$cj" >/dev/null
     jq -e '.spec.jobTemplate.spec.activeDeadlineSeconds == 10800' <<<"$cj" >/dev/null
-    jq -e '.spec.jobTemplate.spec.template.spec.containers[0].command == ["/opt/slurm-jail-chart/with-munge", "/usr/local/sbin/slurm-jail-nccl-check"]' <<<"$cj" >/dev/null
+    jq -e '.spec.jobTemplate.spec.template.spec.containers[0].command == ["/opt/slurm-jail-chart/with-munge", "/usr/sbin/slurm-jail-nccl-submit"]' <<<"$cj" >/dev/null
     jq -e '.spec.jobTemplate.spec.template.spec.containers[0].volumeMounts | any(.mountPath == "/etc/slurm-jail" and .name == "health-config")' <<<"$cj" >/dev/null
     render "$BATS_TEST_TMPDIR/s.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.nccl.suspend=true --set-string healthChecks.nccl.schedule="@daily"
     obj "$BATS_TEST_TMPDIR/s.json" CronJob t-slurm-cluster-nccl-check | jq -e '.spec.suspend == true and .spec.schedule == "@daily"' >/dev/null

@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# shellcheck source-path=SCRIPTDIR disable=SC2154,SC2016 # variables come from helpers.bash (bats `load`); single-quoted $ are literal patterns and in-container scripts
+# The chart's health.conf against the real health programs of issue 5
+# (health/), as built by tests/run-all into $SLURM_JAIL_BUILD_DIR/health:
+# every section and key the chart writes must be accepted by them.
+
+setup_file() {
+    load helpers
+    require_tools
+    export R=$BATS_FILE_TMPDIR
+    render "$R/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml"
+    cm_data "$R/gpu.json" t-slurm-cluster-health-config health.conf >"$R/health.conf"
+}
+
+setup() {
+    load helpers
+    load_libs
+    hb=${SLURM_JAIL_BUILD_DIR:-$root/build}/health
+}
+
+need() { # PROGRAM: skip unless tests/run-all built it
+    [ -x "$hb/$1" ] || skip "$hb/$1 not built (tests/run-all builds it with SLURM_JAIL_BUILD_HEALTH=ON)"
+}
+
+@test "health.conf has the three sections with the values' settings" {
+    run cat "$R/health.conf"
+    assert_line "[gpu-check]"
+    assert_line "drain-after = 2"
+    assert_line "[nccl-check]"
+    assert_line "threshold = H100x8=400"
+    assert_line "threshold = A100x4=180"
+    assert_line "timeout = 900"
+    assert_line "[nccl-submit]"
+    assert_line "partition = gpu"
+    assert_line "sbatch-arg = --time=30"
+}
+
+@test "slurm-jail-gpu-check accepts the chart's [gpu-check] section" {
+    need slurm-jail-gpu-check
+    # no NVML here: the check itself fails (exit 1), but after reading the config
+    run "$hb/slurm-jail-gpu-check" --config "$R/health.conf" --node t-slurm-cluster-h100-0 --no-drain \
+        --nvml-library /nonexistent --expected-gpus 8 --metrics-file "$BATS_TEST_TMPDIR/m.prom" --state-dir "$BATS_TEST_TMPDIR/s"
+    assert_failure 1
+    assert_output --partial "cannot load NVML library '/nonexistent'"
+    refute_output --partial "not expected"
+}
+
+@test "slurm-jail-nccl-check accepts the chart's [nccl-check] section and thresholds" {
+    need slurm-jail-nccl-check
+    run "$hb/slurm-jail-nccl-check" --config "$R/health.conf" --node t-slurm-cluster-h100-0 --no-drain \
+        --gpu-model H100 --gpus 8 --binary /bin/false --state-dir "$BATS_TEST_TMPDIR/s"
+    assert_failure 1
+    refute_output --partial "not expected"
+    refute_output --partial "config line"
+}
+
+@test "slurm-jail-nccl-submit (the CronJob's command) accepts the chart's [nccl-submit] section" {
+    need slurm-jail-nccl-submit
+    printf '#!/bin/sh\necho "sinfo $*" >>"%s/calls"\n' "$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/sinfo"
+    chmod +x "$BATS_TEST_TMPDIR/sinfo"
+    run "$hb/slurm-jail-nccl-submit" --config "$R/health.conf" --dry-run --sinfo "$BATS_TEST_TMPDIR/sinfo" --sbatch /bin/false
+    assert_success
+    assert_output --partial "would submit 0 job(s)"
+    grep -q -- 'gpu' "$BATS_TEST_TMPDIR/calls" # partition = gpu reached sinfo
+    # the CronJob runs exactly this program
+    obj "$R/gpu.json" CronJob t-slurm-cluster-nccl-check | jq -e '.spec.jobTemplate.spec.template.spec.containers[0].command[1] == "/usr/sbin/slurm-jail-nccl-submit"' >/dev/null
+}
+
+@test "a setting the programs do not know is refused by them (the check above can fail)" {
+    need slurm-jail-nccl-submit
+    render "$BATS_TEST_TMPDIR/bad.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.nccl.submit.partitions=gpu
+    cm_data "$BATS_TEST_TMPDIR/bad.json" t-slurm-cluster-health-config health.conf >"$BATS_TEST_TMPDIR/bad.conf"
+    run "$hb/slurm-jail-nccl-submit" --config "$BATS_TEST_TMPDIR/bad.conf" --dry-run --sinfo /bin/true --sbatch /bin/false
+    assert_failure
+    assert_output --partial "--partitions=gpu"
+}
+
+@test "the programs' install path in the images is where the chart runs them" {
+    # health/ installs into CMAKE_INSTALL_SBINDIR; the image build uses prefix /usr
+    grep -q 'RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR}' "$root/health/CMakeLists.txt"
+    grep -q -- '-DCMAKE_INSTALL_PREFIX=/usr' "$root/images/build/Containerfile"
+    run cm_data "$R/gpu.json" t-slurm-cluster-scripts health-check
+    assert_output --partial '/usr/sbin/slurm-jail-gpu-check'
+}
