@@ -61,24 +61,36 @@ wait_until() {
 slurmd_pid() { cat "$STATE/nodes/$1/spool/slurmd.pid"; }
 
 # Mount table of a node's own mount namespace (where slurmstepd runs).
-node_mounts() { nsenter -t "$(slurmd_pid "$1")" -m findmnt -rn -o TARGET,SOURCE,FSTYPE | sort; }
+# Mounts of podman containers (other suites) copied in at node start are
+# left out: they come and go with those containers.
+node_mounts() {
+    nsenter -t "$(slurmd_pid "$1")" -m findmnt -rn -o TARGET,SOURCE,FSTYPE |
+        grep -v '^/var/lib/containers/' | sort
+}
 
 # The host's mounts that concern the jail or the cluster state.
 host_jail_mounts() { findmnt -rn -o TARGET,SOURCE,FSTYPE | grep -E 'slurm-jail|/mnt/jail' | sort || true; }
 
-# Pids of all processes in a node's network namespace.
-node_pids() {
-    local ns p
-    ns="net:[$(stat -L -c %i "$STATE/netns/$1")]"
+# netns_pids NAME...: pids of all processes in these cluster hosts' netns.
+netns_pids() {
+    local ids=() n p
+    for n in "$@"; do ids+=("net:[$(stat -L -c %i "$STATE/netns/$n")]"); done
     for p in /proc/[0-9]*; do
-        [ "$(readlink "$p/ns/net" 2>/dev/null)" = "$ns" ] && echo "${p#/proc/}"
+        printf '%s\n' "${ids[@]}" | grep -qxF "$(readlink "$p/ns/net" 2>/dev/null)" && echo "${p#/proc/}"
     done
     return 0
 }
 
 # Only slurmd itself is left on the node.
-node_is_idle() { [ "$(node_pids "$1")" = "$(slurmd_pid "$1")" ]; }
+node_is_idle() { [ "$(netns_pids "$1")" = "$(slurmd_pid "$1")" ]; }
 
-user_has_no_processes() { ! pgrep -u "$TEST_UID" >/dev/null; }
+# Processes of the test user anywhere in the cluster (nodes and login).
+user_pids_in_cluster() {
+    local p
+    for p in $(netns_pids login node1 node2); do
+        [ "$(stat -c %u "/proc/$p" 2>/dev/null)" = "$TEST_UID" ] && echo "$p"
+    done
+    return 0
+}
 
 slurmd_fds() { find "/proc/$(slurmd_pid "$1")/fd" -mindepth 1 | wc -l; }

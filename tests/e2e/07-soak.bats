@@ -1,0 +1,63 @@
+#!/usr/bin/env bats
+# 300 short jobs in a row, then 64 tasks at once across both nodes. Afterwards
+# no mount, process or slurmd file descriptor is left over.
+# Timings are printed as TAP comments; they are measured, never asserted.
+
+setup_file() {
+    load helpers
+    # Baseline, taken once before the soak.
+    local n
+    host_jail_mounts >"$BATS_FILE_TMPDIR/host-mounts"
+    for n in node1 node2; do
+        node_mounts "$n" >"$BATS_FILE_TMPDIR/mounts-$n"
+        slurmd_fds "$n" >"$BATS_FILE_TMPDIR/fds-$n"
+    done
+}
+
+setup() {
+    load helpers
+    load_assertions
+}
+
+@test "300 short jobs in a row all run in the jail" {
+    local t0=$EPOCHREALTIME
+    run ush 'for i in $(seq 300); do
+                 srun -N1 -w node$((i % 2 + 1)) test -f /etc/slurm-jail-release || { echo "job $i failed"; exit 1; }
+             done; echo all-300-done'
+    printf '# soak: 300 sequential jobs took %s s\n' "$(elapsed_since "$t0")" >&3
+    assert_success
+    assert_output all-300-done
+}
+
+@test "64 tasks at once across 2 nodes all run in the jail" {
+    local t0=$EPOCHREALTIME
+    run ush "srun -N2 -n64 --ntasks-per-node=32 sh -c '$PROBE; sleep 2'"
+    printf '# soak: one step of 64 concurrent tasks took %s s\n' "$(elapsed_since "$t0")" >&3
+    assert_success
+    assert_in_jail 64
+    assert_equal "$(grep -c '^in-jail node1$' <<<"$output")" 32
+    assert_equal "$(grep -c '^in-jail node2$' <<<"$output")" 32
+}
+
+@test "after the soak: no stray processes, on the nodes or of the user" {
+    wait_until 20 node_is_idle node1
+    wait_until 20 node_is_idle node2
+    run user_pids_in_cluster
+    assert_output ''
+}
+
+@test "after the soak: node and host mount tables are unchanged" {
+    assert_equal "$(host_jail_mounts)" "$(cat "$BATS_FILE_TMPDIR/host-mounts")"
+    assert_equal "$(node_mounts node1)" "$(cat "$BATS_FILE_TMPDIR/mounts-node1")"
+    assert_equal "$(node_mounts node2)" "$(cat "$BATS_FILE_TMPDIR/mounts-node2")"
+}
+
+@test "after the soak: slurmd's open file descriptors have not grown" {
+    local n before after
+    for n in node1 node2; do
+        before=$(cat "$BATS_FILE_TMPDIR/fds-$n")
+        after=$(slurmd_fds "$n")
+        printf '# soak: slurmd on %s had %s fds before, %s after\n' "$n" "$before" "$after" >&3
+        [ "$after" -le "$before" ]
+    done
+}
