@@ -1,0 +1,103 @@
+#!/usr/bin/env bats
+# The local-cluster tool itself: idempotent up, locking, status/logs, clear
+# usage errors, and a down that leaves the host as it was. Runs last: it
+# takes the cluster down and brings it up again for teardown_suite.
+
+setup() {
+    load helpers
+    load_assertions
+}
+
+daemon_pids() {
+    cat "$STATE/munge/munged.pid" "$STATE/ctld/slurmctld.pid" \
+        "$STATE"/nodes/node*/spool/slurmd.pid 2>/dev/null | sort
+}
+
+# The host's mount table, without podman's containers (other suites).
+host_mounts() { findmnt -rn -o TARGET,SOURCE,FSTYPE | grep -v '^/var/lib/containers/' | sort; }
+
+@test "up on a running cluster keeps the same daemons and is ready" {
+    local before
+    before=$(daemon_pids)
+    run "$LC" up
+    assert_success
+    assert_output --partial "ready in"
+    assert_equal "$(daemon_pids)" "$before"
+}
+
+@test "two concurrent up calls wait for each other and leave one healthy cluster" {
+    local before
+    before=$(daemon_pids)
+    "$LC" up >"$BATS_TEST_TMPDIR/a" 2>&1 &
+    "$LC" up >"$BATS_TEST_TMPDIR/b" 2>&1
+    wait $!
+    grep -q "ready in" "$BATS_TEST_TMPDIR/a"
+    grep -q "ready in" "$BATS_TEST_TMPDIR/b"
+    assert_equal "$(daemon_pids)" "$before"
+    run ush "srun -N2 $PROBE"
+    assert_in_jail 2
+}
+
+@test "status lists the daemons and both idle nodes" {
+    run "$LC" status
+    assert_success
+    assert_line --regexp '^ctld +[0-9]+$'
+    assert_line --regexp '^node1 +1 +debug\* +idle'
+    assert_line --regexp '^node2 +1 +debug\* +idle'
+}
+
+@test "logs shows a node's slurmd log; an unknown name is a clear error" {
+    run "$LC" logs node1
+    assert_success
+    assert_output --partial "slurmd started"
+    run "$LC" logs bogus
+    assert_failure
+    assert_output --partial "unknown name 'bogus'"
+}
+
+@test "bad usage gets an error that names the cause and the fix" {
+    run "$LC" up --workers many
+    assert_failure
+    assert_output --partial "give a number from 1 to 64"
+    run "$LC" run srun hostname
+    assert_failure
+    assert_output --partial "put the command after --"
+    run "$LC" frobnicate
+    assert_failure
+    assert_output --partial "unknown command 'frobnicate'"
+}
+
+@test "down removes every process, mount, namespace, bridge and the user; up again works" {
+    local pids before_mounts p
+    pids="$(daemon_pids) $(netns_pids ctld login node1 node2)"
+    run "$LC" down
+    assert_success
+    for p in $pids; do
+        ! kill -0 "$p" 2>/dev/null || fail "process $p ($(cat "/proc/$p/cmdline" | tr '\0' ' ')) survived down"
+    done
+    run findmnt -rn -o TARGET
+    refute_output --partial "$STATE"
+    run ip -o link show
+    refute_output --partial sjbr0
+    refute_output --partial sjv-
+    run getent passwd sjuser
+    assert_failure
+    run bash -c "ps -eo args | grep -F '$STATE' | grep -v grep"
+    assert_output ''
+    # down is idempotent, and a second up/down cycle leaves the same host.
+    run "$LC" down
+    assert_success
+    before_mounts=$(host_mounts)
+    local t0=$EPOCHREALTIME
+    run "$LC" up
+    printf '# local-cluster: warm up took %s s\n' "$(elapsed_since "$t0")" >&3
+    assert_success
+    run ush "srun -N2 $PROBE"
+    assert_in_jail 2
+    run "$LC" down
+    assert_success
+    assert_equal "$(host_mounts)" "$before_mounts"
+    # Leave the cluster up for the rest of the suite (teardown_suite downs it).
+    run "$LC" up
+    assert_success
+}
