@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# shellcheck disable=SC2154 # $images, $populate, ... come from helpers.bash
 # populate-jail against a real ~180 MB Debian jail root filesystem, on the
 # host (plain directory and a freshly mounted tmpfs volume). The same script
 # runs inside the populate-jail image; cluster.bats uses it there.
@@ -110,15 +111,14 @@ manifest() {
     # setsid: populate-jail and its rsync processes form one process group
     setsid "$populate" --source "$SRC" --target "$T" >"$BATS_TEST_TMPDIR/killed.log" 2>&1 3>&- &
     local pid=$!
-    local i
-    for i in $(seq 1 4000); do
+    for _ in $(seq 1 4000); do
         [ -e "$T/etc/passwd" ] && break
         sleep 0.005
     done
     kill -KILL -- "-$pid"
     wait "$pid" || true
     # nothing of that run survives (zombies awaiting their reaper aside)
-    for i in $(seq 1 50); do
+    for _ in $(seq 1 50); do
         pgrep -r D,R,S,T -g "$pid" >/dev/null || break
         sleep 0.1
     done
@@ -220,6 +220,7 @@ manifest() {
 
 @test "populate-jail: a freshly mounted volume ends up root:root 0755" {
     mkdir -p "$T"
+    # shellcheck disable=SC2016 # expanded by the inner bash
     run unshare --mount --propagation private bash -euc '
         mount -t tmpfs -o mode=1777 jail-volume "$2"
         mkdir "$2/lost+found"

@@ -1,0 +1,101 @@
+#!/usr/bin/env bats
+# shellcheck disable=SC2154 # $images, $root come from helpers.bash
+# The images build with podman (cold on a fresh machine), rebuild from the
+# layer cache, and their entrypoints behave as docs/contract.md says.
+
+load helpers
+
+names=(build jail populate-jail worker login)
+
+image_ids() {
+    local n
+    for n in "${names[@]}"; do
+        echo "$n $(podman image inspect --format '{{.Id}}' "localhost/slurm-jail/$n:latest")"
+    done
+}
+
+@test "images: all images build with podman (--pull=never, Debian mirror only)" {
+    run "$images/build-images"
+    assert_success
+    local line
+    for line in "${lines[@]}"; do note "$line"; done
+    for n in "${names[@]}"; do
+        assert_output --regexp "build-images: $n built in [0-9.]+ s"
+    done
+    # what each image must contain
+    run podman run --rm --network none --entrypoint cat localhost/slurm-jail/jail:latest /etc/slurm-jail-release
+    assert_output "SLURM_JAIL_VERSION=$(sed -n 's/^project([^)]*VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")"
+    run podman run --rm --network none localhost/slurm-jail/worker:latest \
+        sh -c 'test -f /usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so && command -v slurmd slurmctld munged'
+    assert_success
+    run podman run --rm --network none --entrypoint sh localhost/slurm-jail/populate-jail:latest \
+        -c 'cat /jail-rootfs/etc/slurm-jail-release && stat -c "%u:%g" /jail-rootfs/home/testuser && command -v rsync'
+    assert_success
+    assert_line --index 1 1000:1000
+    # no host key is baked into the login image: they come from a mount
+    run podman run --rm --network none localhost/slurm-jail/login:latest sh -c 'ls /etc/ssh/ssh_host_* 2>/dev/null'
+    assert_failure
+}
+
+@test "images: a second build comes from the layer cache (same image ids)" {
+    local before start
+    before=$(image_ids)
+    start=$(date +%s.%N)
+    run "$images/build-images"
+    assert_success
+    note "warm rebuild of all images: $(seconds_since "$start") s"
+    local line
+    for line in "${lines[@]}"; do note "  $line"; done
+    assert_equal "$(image_ids)" "$before"
+}
+
+@test "images: every Containerfile takes ARG BASE_IMAGE; a missing base fails clearly" {
+    local f
+    for f in "$images"/*/Containerfile; do
+        grep -q '^ARG BASE_IMAGE=' "$f" || fail "$f lacks ARG BASE_IMAGE"
+        # shellcheck disable=SC2016 # a literal ${BASE_IMAGE}
+        grep -qF 'FROM ${BASE_IMAGE}' "$f" || fail "$f does not build FROM \${BASE_IMAGE}"
+    done
+    run "$images/build-images" --base-image localhost/sjtest-no-such-base:1 login
+    assert_failure
+    assert_output --partial 'base image localhost/sjtest-no-such-base:1 is missing'
+}
+
+@test "images: every program has --help and a man page" {
+    run podman run --rm --network none localhost/slurm-jail/worker:latest --help
+    assert_success
+    assert_output --partial 'Usage: slurm-jail-entrypoint'
+    run podman run --rm --network none localhost/slurm-jail/login:latest --help
+    assert_success
+    assert_output --partial 'Usage: slurm-jail-login-entrypoint'
+    run podman run --rm --network none localhost/slurm-jail/populate-jail:latest --help
+    assert_success
+    assert_output --partial 'Usage: populate-jail'
+    run podman run --rm --network none --entrypoint add-jail-users localhost/slurm-jail/jail:latest --help
+    assert_success
+    for tool in build-base build-images; do
+        run "$images/$tool" --help
+        assert_success
+        assert_output --partial "Usage: $tool"
+    done
+    local page
+    for page in "$images"/*/man/*.8 "$images"/man/*.8; do
+        run man -l --warnings -P cat "$page"
+        assert_success
+        refute_output --partial 'warning'
+    done
+    # the pages ship in the images too
+    podman run --rm --network none localhost/slurm-jail/worker:latest \
+        test -s /usr/local/share/man/man8/slurm-jail-entrypoint.8
+    podman run --rm --network none localhost/slurm-jail/login:latest \
+        test -s /usr/local/share/man/man8/slurm-jail-login-entrypoint.8
+}
+
+@test "images: entrypoints name a missing input and how to provide it" {
+    run podman run --rm --network none -e SLURM_JAIL_WAIT_TIMEOUT=2 localhost/slurm-jail/worker:latest
+    assert_failure 1
+    assert_output --partial 'no munge key at /etc/munge-secret/munge.key after 2 s; mount the munge key Secret'
+    run podman run --rm --network none -e SLURM_JAIL_WAIT_TIMEOUT=2 localhost/slurm-jail/login:latest
+    assert_failure 1
+    assert_output --partial 'no host keys /etc/ssh/host-keys/ssh_host_*_key; mount them'
+}
