@@ -219,6 +219,15 @@ pod_ssh() {
     assert_failure 255
 }
 
+@test "cluster: the login node keeps its mounted host key across a restart" {
+    podman restart -t 10 "$POD-login" >/dev/null
+    wait_for_sshd
+    # StrictHostKeyChecking=yes against the key generated for the mount
+    run pod_ssh testuser -i "$CFG/client/testuser" -- 'cat /etc/slurm-jail-release'
+    assert_success
+    assert_output SLURM_JAIL_VERSION=0.1.0
+}
+
 @test "cluster: a worker stops cleanly on SIGTERM" {
     local start
     start=$(date +%s.%N)
