@@ -165,7 +165,8 @@ int run(Options &o) {
     }
     (void)std::fflush(stdout);
     if (!o.no_drain) {
-        tools.timeout_s = std::max(1, static_cast<int>(o.budget_s - seconds_since(start)));
+        // Two scontrol calls (show, then update) share what is left of the budget.
+        tools.timeout_s = std::max(1, static_cast<int>((o.budget_s - seconds_since(start)) / 2));
         ActionSettings s;
         s.node = o.node;
         s.state_file = o.state_dir + "/gpu-check.failures";

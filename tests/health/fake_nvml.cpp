@@ -104,8 +104,15 @@ unsigned number(const char *key) {
     return static_cast<unsigned>(std::strtoul(field(key).c_str(), nullptr, 0));
 }
 
+// Handles point into this array; a handle's offset is the GPU index.
+constexpr unsigned kMaxGpus = 64;
+char *device_slots() {
+    static char slots[kMaxGpus];
+    return slots;
+}
+
 unsigned index_of(nvmlDevice_t d) {
-    return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(d) - 1);
+    return static_cast<unsigned>(reinterpret_cast<char *>(d) - device_slots());
 }
 
 bool faulty(nvmlDevice_t d, const char *fault) {
@@ -183,10 +190,10 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t *device)
     if (!state().initialized) {
         return kUninitialized;
     }
-    if (index >= state().gpus) {
+    if (index >= state().gpus || index >= kMaxGpus) {
         return kInvalidArgument;
     }
-    *device = reinterpret_cast<nvmlDevice_t>(static_cast<std::uintptr_t>(index) + 1);
+    *device = reinterpret_cast<nvmlDevice_t>(device_slots() + index);
     return kOk;
 }
 

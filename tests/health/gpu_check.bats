@@ -138,6 +138,10 @@ run_check() {
         --node n1 --kernel-log "$(empty_kmsg)"
     assert_failure 1
     assert_output 'DRAIN 8 GPUs visible, 9 expected'
+    # the command line wins over the config file
+    run "$HEALTH_BIN/slurm-jail-gpu-check" --config "$conf" --nvml-library "$FAKE_NVML" \
+        --node n1 --kernel-log "$(empty_kmsg)" --expected-gpus 8
+    assert_success
     printf '[gpu-check]\nexpected-gpu = 8\n' >"$conf"
     run "$HEALTH_BIN/slurm-jail-gpu-check" --config "$conf" --nvml-library "$FAKE_NVML" --no-drain
     assert_failure
