@@ -55,6 +55,19 @@ host_mounts() { findmnt -rn -o TARGET,SOURCE,FSTYPE | grep -v '^/var/lib/contain
     assert_output --partial "unknown name 'bogus'"
 }
 
+@test "a readiness probe that fails is named, with the daemon's last log lines" {
+    local ctld
+    ctld=$(cat "$STATE/ctld/slurmctld.pid")
+    kill -STOP "$ctld"
+    SLURM_JAIL_LOCAL_TIMEOUT=2 run "$LC" up
+    kill -CONT "$ctld"
+    assert_failure
+    assert_output --partial "not ready: probe 'ctld' still failing after 2s"
+    assert_output --partial "$(tail -n 1 "$STATE/logs/slurmctld.log")"
+    run "$LC" up
+    assert_success
+}
+
 @test "bad usage gets an error that names the cause and the fix" {
     run "$LC" up --workers many
     assert_failure

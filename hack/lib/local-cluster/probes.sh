@@ -2,19 +2,22 @@
 # Readiness probes: munge answers, slurmctld answers, every node is idle.
 
 LC_READY_TIMEOUT=${SLURM_JAIL_LOCAL_TIMEOUT:-60}
+# One probe attempt never hangs longer than this (a stopped daemon).
+LC_PROBE_TIMEOUT=5
 
 probe_munge() {
-    munge -n -S "$(munge_socket)" | unmunge -S "$(munge_socket)" >/dev/null 2>&1
+    timeout "$LC_PROBE_TIMEOUT" munge -n -S "$(munge_socket)" 2>/dev/null |
+        timeout "$LC_PROBE_TIMEOUT" unmunge -S "$(munge_socket)" >/dev/null 2>&1
 }
 
 probe_ctld() {
-    ctl_exec scontrol ping 2>/dev/null | grep -q 'is UP'
+    ctl_exec timeout "$LC_PROBE_TIMEOUT" scontrol ping 2>/dev/null | grep -q 'is UP'
 }
 
 # Every configured node reports idle.
 probe_nodes() {
     local idle
-    idle=$(ctl_exec sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle$' || true)
+    idle=$(ctl_exec timeout "$LC_PROBE_TIMEOUT" sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle$' || true)
     [ "$idle" -eq "$(workers)" ]
 }
 
@@ -23,7 +26,7 @@ probe_logs() {
         munge) tail -n 20 "$(munged_log)" 2>/dev/null ;;
         ctld) tail -n 20 "$LC_STATE/logs/slurmctld.log" 2>/dev/null ;;
         nodes)
-            ctl_exec sinfo -N -o '%N %t %E' 2>&1 || true
+            ctl_exec timeout "$LC_PROBE_TIMEOUT" sinfo -N -o '%N %t %E' 2>&1 || true
             grep -hiE 'error|fatal' "$LC_STATE"/logs/slurmd-*.log 2>/dev/null | tail -n 20
             ;;
     esac
