@@ -56,14 +56,15 @@ host_mounts() { findmnt -rn -o TARGET,SOURCE,FSTYPE | grep -v '^/var/lib/contain
 }
 
 @test "a readiness probe that fails is named, with the daemon's last log lines" {
-    local ctld
+    local ctld last
     ctld=$(cat "$STATE/ctld/slurmctld.pid")
     kill -STOP "$ctld"
     SLURM_JAIL_LOCAL_TIMEOUT=2 run "$LC" up
+    last=$(tail -n 1 "$STATE/logs/slurmctld.log")
     kill -CONT "$ctld"
     assert_failure
     assert_output --partial "not ready: probe 'ctld' still failing after 2s"
-    assert_output --partial "$(tail -n 1 "$STATE/logs/slurmctld.log")"
+    assert_output --partial "$last"
     run "$LC" up
     assert_success
 }
