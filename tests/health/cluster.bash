@@ -46,7 +46,7 @@ ReturnToService=2
 SlurmdTimeout=30
 PlugStackConfig=$d/plugstack.conf
 ${SJH_EXTRA_CONF:-}
-NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=17818 CPUs=1 State=UNKNOWN
+NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=17818 CPUs=1 State=UNKNOWN ${SJH_N1_EXTRA:-}
 NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=17899 CPUs=1 State=UNKNOWN
 PartitionName=main Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
 CONF

@@ -7,7 +7,17 @@ load helpers
 load cluster
 
 setup_file() {
-    cluster_start
+    # n1 declares 8 GPUs in Slurm (Gres=gpu:h100:8). slurmd only checks that
+    # each gres File exists, so harmless character devices stand in for
+    # /dev/nvidia0..7.
+    local dir dev
+    dir=$(mktemp -d /tmp/sjh-cluster.XXXXXX)
+    echo AutoDetect=off >"$dir/gres.conf"
+    for dev in null zero full random urandom tty ptmx kmsg; do
+        echo "Name=gpu Type=h100 File=/dev/$dev" >>"$dir/gres.conf"
+    done
+    export SJH_EXTRA_CONF=GresTypes=gpu SJH_N1_EXTRA=Gres=gpu:h100:8
+    cluster_start "$dir"
 }
 
 teardown_file() {
@@ -126,10 +136,15 @@ check() {
 }
 
 @test "the expected GPU count comes from the node's Gres when not configured" {
-    FAKE_NVML_FAULT='' run gpu_check --node n1 --kernel-log "$(empty_kmsg)" --state-dir "$STATE_DIR"
+    run gpu_check --node n1 --kernel-log "$(empty_kmsg)" --state-dir "$STATE_DIR" --no-drain
+    assert_success
+    FAKE_NVML_FAULT=missing_gpu run gpu_check --node n1 --kernel-log "$(empty_kmsg)" \
+        --state-dir "$STATE_DIR" --no-drain
+    assert_failure 1
+    assert_output 'DRAIN 7 GPUs visible, 8 expected'
+    run gpu_check --node n2 --kernel-log "$(empty_kmsg)" --state-dir "$STATE_DIR" --no-drain
     assert_failure 2
-    assert_output --partial 'node n1 has no gpu in its Gres'
-    assert_output --partial 'set Gres=gpu:N for it in slurm.conf or pass --expected-gpus'
+    assert_output "slurm-jail-gpu-check: error: node n2 has no gpu in its Gres (''): set Gres=gpu:N for it in slurm.conf or pass --expected-gpus"
 }
 
 @test "the driver submits one exclusive job per eligible node and skips the others" {
