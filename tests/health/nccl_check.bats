@@ -109,3 +109,17 @@ nccl() {
     assert_success
     assert_output --partial 'exclusive'
 }
+
+@test "the driver reads [nccl-submit] from the config file (sinfo replaced by a script)" {
+    local conf=$BATS_TEST_TMPDIR/health.conf sinfo=$BATS_TEST_TMPDIR/sinfo
+    printf '#!/bin/sh\nprintf "n1|idle\\nn2|drained\\nn3|mixed\\nn1|idle\\nn4|idle*\\n"\n' >"$sinfo"
+    chmod +x "$sinfo"
+    printf '[nccl-submit]\npartition = gpu\nsbatch-arg = --time=30\ncheck-command = /usr/sbin/slurm-jail-nccl-check\n' >"$conf"
+    run "$HEALTH_BIN/slurm-jail-nccl-submit" --config "$conf" --sinfo "$sinfo" --dry-run
+    assert_success
+    assert_line "dry-run: would submit for n1: sbatch --exclusive --nodes=1 --nodelist=n1 --job-name=slurm-jail-nccl-check --partition=gpu --time=30 --wrap=exec '/usr/sbin/slurm-jail-nccl-check' --node 'n1'"
+    assert_line --partial 'dry-run: would submit for n3:'
+    assert_line 'skip n2: state drained'
+    assert_line 'skip n4: state idle*'
+    assert_line 'would submit 2 job(s), skipped 2 node(s)'
+}
