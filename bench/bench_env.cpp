@@ -1,0 +1,516 @@
+#include "bench_env.hpp"
+
+#include "config.hpp"
+#include "mount_plan.hpp"
+#include "node_namespace.hpp"
+#include "step_entry.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <fstream>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace bench {
+namespace {
+
+// Everything lives below this directory, on a tmpfs mounted in the node's
+// private namespace only; the host's own /mnt is never touched.
+constexpr const char *kBase = "/mnt";
+constexpr const char *kRelease = "JAIL-BENCH\n";
+
+std::string sys_error(const std::string &what) {
+    return what + ": " + std::strerror(errno);
+}
+
+std::int64_t now_ns() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+bool write_full(int fd, const void *data, std::size_t size) {
+    const auto *p = static_cast<const char *>(data);
+    while (size > 0) {
+        const ssize_t n = ::write(fd, p, size);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        p += n;
+        size -= static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+bool read_full(int fd, void *data, std::size_t size) {
+    auto *p = static_cast<char *>(data);
+    while (size > 0) {
+        const ssize_t n = ::read(fd, p, size);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        p += n;
+        size -= static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+std::string read_to_end(int fd) {
+    std::string text;
+    char buf[512];
+    ssize_t n = 0;
+    while ((n = ::read(fd, buf, sizeof(buf))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            break;
+        }
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    return text;
+}
+
+std::string mkdir_p(const std::string &path, mode_t mode) {
+    std::string sofar;
+    std::size_t pos = 1;
+    while (pos <= path.size()) {
+        const std::size_t next = std::min(path.find('/', pos), path.size());
+        sofar = path.substr(0, next);
+        if (::mkdir(sofar.c_str(), 0755) != 0 && errno != EEXIST) {
+            return sys_error("mkdir " + sofar);
+        }
+        pos = next + 1;
+    }
+    if (::chmod(path.c_str(), mode) != 0) {
+        return sys_error("chmod " + path);
+    }
+    return "";
+}
+
+std::string write_file(const std::string &path, const std::string &text) {
+    std::ofstream out(path);
+    out << text;
+    return out ? "" : "cannot write " + path;
+}
+
+int count_mounts() {
+    std::ifstream in("/proc/self/mountinfo");
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+        ++n;
+    }
+    return n;
+}
+
+struct JailConfig {
+    int binds = 0;
+    sjail::Config config;
+    std::vector<sjail::MountOp> plan;
+};
+
+const std::string base = kBase;
+const std::string jail_dir = base + "/jail";
+const std::string node_dir = base + "/node";
+const std::string host_mounts_dir = base + "/hostmounts";
+
+std::string make_layout(int max_binds) {
+    for (const std::string dir : {"/proc", "/dev", "/sys", "/etc", "/home", "/mnt/node/munge",
+                                  "/mnt/node/conf", "/mnt/node/spool"}) {
+        if (auto e = mkdir_p(jail_dir + dir, 0755); !e.empty()) {
+            return e;
+        }
+    }
+    if (auto e = mkdir_p(jail_dir + "/tmp", 01777); !e.empty()) {
+        return e;
+    }
+    for (const std::string dir : {"/munge", "/conf", "/spool", "/binds"}) {
+        if (auto e = mkdir_p(node_dir + dir, 0755); !e.empty()) {
+            return e;
+        }
+    }
+    for (int i = 0; i < max_binds; ++i) {
+        const std::string name = "/b" + std::to_string(i);
+        if (auto e = mkdir_p(jail_dir + "/opt" + name, 0755); !e.empty()) {
+            return e;
+        }
+        if (auto e = mkdir_p(node_dir + "/binds" + name, 0755); !e.empty()) {
+            return e;
+        }
+    }
+    std::string e = write_file(jail_dir + "/etc/slurm-jail-release", kRelease);
+    e += write_file(jail_dir + "/etc/hosts", "");
+    e += write_file(jail_dir + "/etc/resolv.conf", "");
+    e += write_file(node_dir + "/conf/slurm.conf", "ClusterName=bench\n");
+    return e;
+}
+
+std::string make_config(int binds, JailConfig &out) {
+    std::vector<std::string> args = {"jail=" + jail_dir,
+                                     "munge=" + node_dir + "/munge",
+                                     "conf_dir=" + node_dir + "/conf",
+                                     "spool=" + node_dir + "/spool",
+                                     "tmp=" + node_dir + "/tmp",
+                                     "state=" + base + "/state-b" + std::to_string(binds)};
+    for (int i = 0; i < binds; ++i) {
+        const std::string name = "/b" + std::to_string(i);
+        // Every other bind read-only, as admins mix both.
+        args.push_back("bind=" + node_dir + "/binds" + name + ":/opt" + name +
+                       (i % 2 == 1 ? ":ro" : ""));
+    }
+    auto parsed = sjail::parse_config(args);
+    if (!parsed.status.ok()) {
+        return "config: " + parsed.status.message();
+    }
+    out.binds = binds;
+    out.config = parsed.config;
+    out.plan = sjail::build_mount_plan(out.config);
+    return "";
+}
+
+// Small tmpfs mounts, as autofs/Lustre/overlay mounts would be on a real node.
+std::string add_host_mounts(int count) {
+    if (auto e = mkdir_p(host_mounts_dir, 0755); !e.empty()) {
+        return e;
+    }
+    for (int i = 0; i < count; ++i) {
+        const std::string dir = host_mounts_dir + "/m" + std::to_string(i);
+        if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+            return sys_error("mkdir " + dir);
+        }
+        if (::mount("sjail-bench-host", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
+                    "size=4k,nr_inodes=16,mode=0755") != 0) {
+            return sys_error("mount tmpfs on " + dir);
+        }
+    }
+    return "";
+}
+
+std::string setup(int host_mounts, const std::vector<int> &binds, std::vector<JailConfig> &out,
+                  int &actual) {
+    if (::unshare(CLONE_NEWNS) != 0) {
+        return sys_error("unshare(CLONE_NEWNS) (the benchmark needs root)");
+    }
+    // A slave of the host: nothing mounted here reaches the host.
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+        return sys_error("make / an rslave");
+    }
+    if (::mount("sjail-bench", kBase, "tmpfs", 0, "mode=0755") != 0) {
+        return sys_error(std::string("tmpfs on ") + kBase);
+    }
+    // Shared, as mounts are on systemd hosts, so the copies a builder makes
+    // join peer groups just as they would on a real node.
+    if (::mount(nullptr, kBase, nullptr, MS_SHARED, nullptr) != 0) {
+        return sys_error(std::string("make ") + kBase + " shared");
+    }
+    const int max_binds = binds.empty() ? 0 : *std::max_element(binds.begin(), binds.end());
+    if (auto e = make_layout(max_binds); !e.empty()) {
+        return e;
+    }
+    // Each prepared config adds two mounts: its state directory's self-bind
+    // and the nsfs bind that keeps its namespace.
+    const int missing = host_mounts - count_mounts() - 2 * static_cast<int>(binds.size());
+    if (auto e = add_host_mounts(std::max(missing, 0)); !e.empty()) {
+        return e;
+    }
+    for (const int b : binds) {
+        JailConfig jc;
+        if (auto e = make_config(b, jc); !e.empty()) {
+            return e;
+        }
+        sjail::Fd ns;
+        if (auto s = sjail::acquire_node_namespace(jc.config, ns); !s.ok()) {
+            return "building the node namespace (" + std::to_string(b) + " binds): " + s.message();
+        }
+        out.push_back(std::move(jc));
+    }
+    actual = count_mounts();
+    return "";
+}
+
+// Checks, outside the timed part, that the calling process sees the jail.
+std::string check_inside_jail() {
+    std::ifstream in("/etc/slurm-jail-release");
+    std::string line;
+    std::getline(in, line);
+    if (line + "\n" != kRelease) {
+        return "not inside the jail: /etc/slurm-jail-release says '" + line + "'";
+    }
+    if (::access(host_mounts_dir.c_str(), F_OK) == 0) {
+        return "the host's mounts are visible inside the jail";
+    }
+    return "";
+}
+
+// Runs `body` in a forked child that writes 'K' + values or 'E' + a message.
+template <typename Body> std::string in_child(Body body, std::vector<std::int64_t> &values) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+        return sys_error("pipe");
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(fds[0]);
+        std::vector<std::int64_t> got;
+        std::string error;
+        try {
+            error = body(got);
+        } catch (const std::exception &ex) {
+            error = ex.what();
+        }
+        std::string msg = error.empty() ? "K" : "E" + error;
+        if (error.empty()) {
+            msg.append(reinterpret_cast<const char *>(got.data()),
+                       got.size() * sizeof(std::int64_t));
+        }
+        (void)write_full(fds[1], msg.data(), msg.size());
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    if (pid < 0) {
+        ::close(fds[0]);
+        return sys_error("fork");
+    }
+    const std::string msg = read_to_end(fds[0]);
+    ::close(fds[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (msg.empty() || (msg[0] != 'K' && msg[0] != 'E')) {
+        return "sample child died (wait status " + std::to_string(status) + ")";
+    }
+    if (msg[0] == 'E') {
+        return msg.substr(1);
+    }
+    const std::size_t n = (msg.size() - 1) / sizeof(std::int64_t);
+    const std::size_t old = values.size();
+    values.resize(old + n);
+    std::memcpy(values.data() + old, msg.data() + 1, n * sizeof(std::int64_t));
+    return "";
+}
+
+// What slurmstepd does per step (acquire's fast path, setns) and per task
+// (the namespace and cwd checks of task_init_privileged), timed in one child.
+std::string entry_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
+    return in_child(
+        [&jc](std::vector<std::int64_t> &got) -> std::string {
+            sjail::Fd ns;
+            const std::int64_t t0 = now_ns();
+            const sjail::Status acquired = sjail::acquire_node_namespace(jc.config, ns);
+            const std::int64_t t1 = now_ns();
+            if (!acquired.ok()) {
+                return "acquire: " + acquired.message();
+            }
+            const sjail::Status entered = sjail::enter_namespace(ns.get());
+            const std::int64_t t2 = now_ns();
+            if (!entered.ok()) {
+                return "enter: " + entered.message();
+            }
+            ino_t ino = 0;
+            const sjail::Status current = sjail::current_mount_namespace(ino);
+            char cwd[4096];
+            const bool have_cwd = ::getcwd(cwd, sizeof(cwd)) != nullptr;
+            const bool fell_back = have_cwd && sjail::working_dir_fell_back(cwd, "/");
+            const std::int64_t t3 = now_ns();
+            struct stat st {};
+            if (!current.ok() || ::fstat(ns.get(), &st) != 0 || st.st_ino != ino) {
+                return "the task is not in the node namespace";
+            }
+            if (!have_cwd || fell_back) {
+                return "getcwd failed inside the jail";
+            }
+            if (auto e = check_inside_jail(); !e.empty()) {
+                return e;
+            }
+            got = {t1 - t0, t2 - t1, t3 - t2};
+            return "";
+        },
+        values);
+}
+
+// The replaced design: a fresh namespace per task, copying the host's table.
+std::string fresh_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
+    return in_child(
+        [&jc](std::vector<std::int64_t> &got) -> std::string {
+            const std::int64_t t0 = now_ns();
+            if (::unshare(CLONE_NEWNS) != 0) {
+                return sys_error("unshare");
+            }
+            const sjail::Status built = sjail::build_jail_view(jc.config, jc.plan);
+            const std::int64_t t1 = now_ns();
+            if (!built.ok()) {
+                return "build_jail_view: " + built.message();
+            }
+            if (auto e = check_inside_jail(); !e.empty()) {
+                return e;
+            }
+            got = {t1 - t0};
+            return "";
+        },
+        values);
+}
+
+// A node-namespace rebuild, as after a config change.
+std::string build_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
+    const std::string stamp = jc.config.state_dir + "/stamp";
+    if (::unlink(stamp.c_str()) != 0) {
+        return sys_error("unlink " + stamp);
+    }
+    sjail::Fd ns;
+    const std::int64_t t0 = now_ns();
+    const sjail::Status s = sjail::acquire_node_namespace(jc.config, ns);
+    const std::int64_t t1 = now_ns();
+    if (!s.ok()) {
+        return "rebuild: " + s.message();
+    }
+    values.push_back(t1 - t0);
+    return "";
+}
+
+struct Request {
+    std::uint32_t op = 0;
+    std::uint32_t binds = 0;
+    std::uint32_t count = 0;
+};
+
+bool send_reply(int sock, const std::string &error, const std::vector<std::int64_t> &values) {
+    const std::array<std::uint32_t, 2> head = {static_cast<std::uint32_t>(error.size()),
+                                               static_cast<std::uint32_t>(values.size())};
+    return write_full(sock, head.data(), sizeof(head)) &&
+           write_full(sock, error.data(), error.size()) &&
+           write_full(sock, values.data(), values.size() * sizeof(std::int64_t));
+}
+
+bool read_reply(int sock, std::string &error, std::vector<std::int64_t> &values) {
+    std::array<std::uint32_t, 2> head{};
+    if (!read_full(sock, head.data(), sizeof(head))) {
+        return false;
+    }
+    error.assign(head[0], '\0');
+    const std::size_t old = values.size();
+    values.resize(old + head[1]);
+    return read_full(sock, error.data(), error.size()) &&
+           read_full(sock, values.data() + old, head[1] * sizeof(std::int64_t));
+}
+
+[[noreturn]] void serve(int sock, int host_mounts, const std::vector<int> &binds) {
+    std::vector<JailConfig> configs;
+    int actual = 0;
+    std::string error = setup(host_mounts, binds, configs, actual);
+    if (!send_reply(sock, error, {actual}) || !error.empty()) {
+        ::_exit(1);
+    }
+    Request req;
+    while (read_full(sock, &req, sizeof(req))) {
+        std::vector<std::int64_t> values;
+        error.clear();
+        const auto jc = std::find_if(configs.begin(), configs.end(), [&req](const JailConfig &c) {
+            return c.binds == static_cast<int>(req.binds);
+        });
+        if (jc == configs.end()) {
+            error = "no config with " + std::to_string(req.binds) + " binds";
+        }
+        for (std::uint32_t i = 0; error.empty() && i < req.count; ++i) {
+            switch (static_cast<Op>(req.op)) {
+            case Op::Entry:
+                error = entry_sample(*jc, values);
+                break;
+            case Op::Build:
+                error = build_sample(*jc, values);
+                break;
+            case Op::Fresh:
+                error = fresh_sample(*jc, values);
+                break;
+            default:
+                error = "unknown request";
+            }
+        }
+        if (!send_reply(sock, error, values)) {
+            break;
+        }
+    }
+    // Exiting drops this namespace, and with it every mount and nsfs bind made here.
+    ::_exit(0);
+}
+
+} // namespace
+
+std::unique_ptr<Env> Env::start(int host_mounts, const std::vector<int> &binds,
+                                std::string &error) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        error = sys_error("socketpair");
+        return nullptr;
+    }
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        // Keep only our end of the socket: a node holding the driver's end of
+        // another node's socket would keep that node from seeing EOF.
+        if (::dup2(sv[1], 3) != 3 || ::close_range(4, ~0U, 0) != 0) {
+            ::_exit(1);
+        }
+        (void)::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) {
+            ::_exit(1);
+        }
+        serve(3, host_mounts, binds);
+    }
+    ::close(sv[1]);
+    if (pid < 0) {
+        ::close(sv[0]);
+        error = sys_error("fork");
+        return nullptr;
+    }
+    std::unique_ptr<Env> env(new Env(pid, sv[0]));
+    std::vector<std::int64_t> ready;
+    if (!read_reply(env->sock_, error, ready) || ready.size() != 1) {
+        if (error.empty()) {
+            error = "the benchmark node process died while setting up";
+        }
+        return nullptr;
+    }
+    if (!error.empty()) {
+        return nullptr;
+    }
+    env->actual_mounts_ = static_cast<int>(ready[0]);
+    return env;
+}
+
+Env::~Env() {
+    ::close(sock_);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+}
+
+std::string Env::run(Op op, int binds, std::uint32_t count, std::vector<std::int64_t> &values) {
+    const Request req{static_cast<std::uint32_t>(op), static_cast<std::uint32_t>(binds), count};
+    if (!write_full(sock_, &req, sizeof(req))) {
+        return "the benchmark node process is gone";
+    }
+    std::string error;
+    if (!read_reply(sock_, error, values)) {
+        return "the benchmark node process died";
+    }
+    return error;
+}
+
+} // namespace bench

@@ -1,0 +1,52 @@
+// A benchmark "node": a forked process with its own private mount namespace
+// holding a chosen number of host mounts, a small jail, and one prepared
+// node jail namespace (sjail::acquire_node_namespace) per admin-bind count.
+// The driver sends it requests; it answers with timings in nanoseconds.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace bench {
+
+enum class Op : std::uint32_t {
+    // In a forked child: acquire_node_namespace (fast path), enter_namespace,
+    // then the per-task check. Three values per sample: prepare, enter, check.
+    Entry = 1,
+    // In the node process: invalidate the stamp and acquire, which rebuilds
+    // the node namespace (unshare, mounts, pivot_root, nsfs bind). One value.
+    Build = 2,
+    // In a forked child: the design the node namespace replaces, a fresh
+    // namespace per task (unshare + build_jail_view). One value.
+    Fresh = 3,
+};
+
+class Env {
+  public:
+    // Forks the node process. `host_mounts` is the size of its mount table
+    // (mountinfo lines) while measuring; `binds` lists the admin-bind counts
+    // it prepares a config for.
+    static std::unique_ptr<Env> start(int host_mounts, const std::vector<int> &binds,
+                                      std::string &error);
+    Env(const Env &) = delete;
+    Env &operator=(const Env &) = delete;
+    ~Env();
+
+    // Mountinfo lines in the node's namespace once set up.
+    [[nodiscard]] int actual_mounts() const { return actual_mounts_; }
+
+    // Runs `count` samples of `op` for the config with `binds` admin binds and
+    // appends their values. Returns "" or what went wrong.
+    std::string run(Op op, int binds, std::uint32_t count, std::vector<std::int64_t> &values);
+
+  private:
+    Env(pid_t pid, int sock) : pid_(pid), sock_(sock) {}
+    pid_t pid_;
+    int sock_;
+    int actual_mounts_ = 0;
+};
+
+} // namespace bench

@@ -1,0 +1,249 @@
+// sjail-entry-bench: what the jail costs a step and a task, at any node size.
+//
+// For every host-mount count it forks one benchmark "node" (bench_env.hpp):
+// a private mount namespace with that many mounts, a small jail and a
+// prepared node namespace per admin-bind count. Samples are taken in rounds
+// that visit every configuration in turn (rotating the order), so that the
+// 50-vs-5000 ratios are measured side by side on the same, shared CPUs.
+// Writes JSON (medians, p99, ratios, targets with PASS/MISS); never fails on
+// a missed target. Needs root. See bench/README.md.
+#include "bench_env.hpp"
+#include "stats.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+namespace {
+
+using bench::Env;
+using bench::Op;
+using nlohmann::json;
+
+// The metrics of one (host mounts, binds) configuration, in nanoseconds.
+struct Samples {
+    std::vector<std::int64_t> step_prepare; // acquire_node_namespace, fast path
+    std::vector<std::int64_t> enter;        // unshare(CLONE_FS) + setns
+    std::vector<std::int64_t> task_check;   // namespace inode + cwd check per task
+    std::vector<std::int64_t> entry_total;  // the three above, one child each
+    std::vector<std::int64_t> build;        // node namespace (re)build
+    std::vector<std::int64_t> fresh;        // fresh namespace per task (old design)
+};
+
+struct Settings {
+    std::vector<int> mounts = {50, 500, 5000};
+    std::vector<int> binds = {5, 10, 20, 100};
+    std::uint32_t samples = 2000;
+    std::uint32_t build_samples = 60;
+    std::uint32_t fresh_samples = 60;
+    std::uint32_t rounds = 20;
+    std::string json_path;
+};
+
+// Splits `total` over `rounds` as evenly as possible; round r gets share(r).
+std::uint32_t share(std::uint32_t total, std::uint32_t rounds, std::uint32_t r) {
+    return total / rounds + (r < total % rounds ? 1U : 0U);
+}
+
+json summary_json(const std::vector<std::int64_t> &ns) {
+    const bench::Summary s = bench::summarize(ns);
+    return {{"n", s.n},           {"median_us", s.median_us},
+            {"p99_us", s.p99_us}, {"mean_us", s.mean_us},
+            {"min_us", s.min_us}, {"max_us", s.max_us}};
+}
+
+std::string run_all(const Settings &set, std::map<std::pair<int, int>, Samples> &data,
+                    std::map<int, int> &actual_mounts) {
+    std::vector<std::unique_ptr<Env>> envs;
+    for (const int m : set.mounts) {
+        std::cerr << "sjail-entry-bench: preparing a node with " << m << " host mounts\n";
+        std::string error;
+        auto env = Env::start(m, set.binds, error);
+        if (!env) {
+            return "node with " + std::to_string(m) + " host mounts: " + error;
+        }
+        actual_mounts[m] = env->actual_mounts();
+        envs.push_back(std::move(env));
+    }
+    // Warm-up (not recorded): page in code and caches in every node.
+    for (auto &env : envs) {
+        for (const int b : set.binds) {
+            std::vector<std::int64_t> ignored;
+            if (auto e = env->run(Op::Entry, b, 20, ignored); !e.empty()) {
+                return "warm-up: " + e;
+            }
+        }
+    }
+    const std::size_t nm = envs.size();
+    for (std::uint32_t r = 0; r < set.rounds; ++r) {
+        std::cerr << "sjail-entry-bench: round " << (r + 1) << "/" << set.rounds << "\n";
+        for (std::size_t k = 0; k < nm; ++k) {
+            const std::size_t i = (k + r) % nm; // rotate which node goes first
+            const int m = set.mounts[i];
+            for (const int b : set.binds) {
+                Samples &s = data[{m, b}];
+                std::vector<std::int64_t> v;
+                if (auto e = envs[i]->run(Op::Entry, b, share(set.samples, set.rounds, r), v);
+                    !e.empty()) {
+                    return "entry (" + std::to_string(m) + " mounts, " + std::to_string(b) +
+                           " binds): " + e;
+                }
+                for (std::size_t j = 0; j + 2 < v.size(); j += 3) {
+                    s.step_prepare.push_back(v[j]);
+                    s.enter.push_back(v[j + 1]);
+                    s.task_check.push_back(v[j + 2]);
+                    s.entry_total.push_back(v[j] + v[j + 1] + v[j + 2]);
+                }
+                if (auto e = envs[i]->run(Op::Build, b, share(set.build_samples, set.rounds, r),
+                                          s.build);
+                    !e.empty()) {
+                    return "build (" + std::to_string(m) + " mounts): " + e;
+                }
+                if (auto e = envs[i]->run(Op::Fresh, b, share(set.fresh_samples, set.rounds, r),
+                                          s.fresh);
+                    !e.empty()) {
+                    return "fresh namespace (" + std::to_string(m) + " mounts): " + e;
+                }
+            }
+        }
+    }
+    return "";
+}
+
+json target(const std::string &name, const std::string &what, double value, double limit,
+            const std::string &unit) {
+    return {{"name", name},   {"what", what}, {"value", value},
+            {"limit", limit}, {"unit", unit}, {"result", value <= limit ? "PASS" : "MISS"}};
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    Settings set;
+    bool quick = false;
+    CLI::App app{"sjail-entry-bench: jail entry, per-step cost and node-namespace build of "
+                 "chroot.so at several host-mount and admin-bind counts (needs root)"};
+    app.add_option("--mounts", set.mounts, "host mount-table sizes")->capture_default_str();
+    app.add_option("--binds", set.binds, "admin bind counts")->capture_default_str();
+    app.add_option("--samples", set.samples, "entry samples per configuration")
+        ->capture_default_str();
+    app.add_option("--build-samples", set.build_samples, "node-namespace builds per configuration")
+        ->capture_default_str();
+    app.add_option("--fresh-samples", set.fresh_samples,
+                   "fresh-namespace-per-task samples per configuration")
+        ->capture_default_str();
+    app.add_option("--rounds", set.rounds, "interleaving rounds")->capture_default_str();
+    app.add_flag("--quick", quick, "CI smoke: 60 entry samples, 6 builds, 3 rounds");
+    app.add_option("--json", set.json_path, "write results here (default: stdout)");
+    CLI11_PARSE(app, argc, argv);
+    if (quick) {
+        set.samples = 60;
+        set.build_samples = 6;
+        set.fresh_samples = 6;
+        set.rounds = 3;
+    }
+    if (set.mounts.empty() || set.binds.empty() || set.rounds == 0 || set.samples < set.rounds) {
+        std::cerr << "sjail-entry-bench: need mounts, binds, rounds >= 1 and samples >= rounds\n";
+        return 2;
+    }
+    if (::geteuid() != 0) {
+        std::cerr << "sjail-entry-bench: run as root (it makes mount namespaces and mounts)\n";
+        return 2;
+    }
+
+    std::map<std::pair<int, int>, Samples> data;
+    std::map<int, int> actual;
+    if (auto e = run_all(set, data, actual); !e.empty()) {
+        std::cerr << "sjail-entry-bench: " << e << "\n";
+        return 1;
+    }
+
+    json out;
+    out["settings"] = {{"mounts", set.mounts},
+                       {"binds", set.binds},
+                       {"samples", set.samples},
+                       {"build_samples", set.build_samples},
+                       {"fresh_samples", set.fresh_samples},
+                       {"rounds", set.rounds},
+                       {"quick", quick}};
+    out["configs"] = json::array();
+    for (const auto &[key, s] : data) {
+        out["configs"].push_back({{"host_mounts", key.first},
+                                  {"host_mounts_actual", actual[key.first]},
+                                  {"binds", key.second},
+                                  {"entry_total", summary_json(s.entry_total)},
+                                  {"step_prepare", summary_json(s.step_prepare)},
+                                  {"enter", summary_json(s.enter)},
+                                  {"task_check", summary_json(s.task_check)},
+                                  {"build", summary_json(s.build)},
+                                  {"fresh_namespace", summary_json(s.fresh)}});
+    }
+    // Ratios of the largest to the smallest host-mount count, per bind count.
+    const int lo = *std::min_element(set.mounts.begin(), set.mounts.end());
+    const int hi = *std::max_element(set.mounts.begin(), set.mounts.end());
+    out["ratios"] = json::array();
+    for (const int b : set.binds) {
+        for (const std::string metric :
+             {"entry_total", "step_prepare", "enter", "task_check", "build", "fresh_namespace"}) {
+            double mlo = 0;
+            double mhi = 0;
+            for (const auto &c : out["configs"]) {
+                if (c["binds"] == b && c["host_mounts"] == lo) {
+                    mlo = c[metric]["median_us"];
+                }
+                if (c["binds"] == b && c["host_mounts"] == hi) {
+                    mhi = c[metric]["median_us"];
+                }
+            }
+            out["ratios"].push_back({{"binds", b},
+                                     {"metric", metric},
+                                     {"low_mounts", lo},
+                                     {"high_mounts", hi},
+                                     {"median_low_us", mlo},
+                                     {"median_high_us", mhi},
+                                     {"ratio", mlo > 0 ? mhi / mlo : 0.0}});
+        }
+    }
+    // The targets, at 10 binds, 50 against 5000 host mounts.
+    out["targets"] = json::array();
+    const auto median_of = [&data](int m, int b, std::vector<std::int64_t> Samples::*field) {
+        const auto it = data.find({m, b});
+        return it == data.end() ? -1.0 : bench::summarize(it->second.*field).median_us;
+    };
+    if (data.count({50, 10}) != 0 && data.count({5000, 10}) != 0) {
+        const double e50 = median_of(50, 10, &Samples::entry_total);
+        const double e5k = median_of(5000, 10, &Samples::entry_total);
+        const double p50 = median_of(50, 10, &Samples::step_prepare);
+        const double p5k = median_of(5000, 10, &Samples::step_prepare);
+        out["targets"].push_back(target("entry_median_50",
+                                        "median jail entry (acquire fast path + setns + task "
+                                        "check), 50 host mounts, 10 binds",
+                                        e50, 100, "us"));
+        out["targets"].push_back(target(
+            "entry_median_5000", "median jail entry, 5000 host mounts, 10 binds", e5k, 100, "us"));
+        out["targets"].push_back(target("entry_ratio_5000_50",
+                                        "median jail entry, 5000 vs 50 host mounts (10 binds)",
+                                        e50 > 0 ? e5k / e50 : 0, 1.5, "x"));
+        out["targets"].push_back(target("step_cost_ratio_5000_50",
+                                        "median per-step cost (acquire fast path), 5000 vs 50 "
+                                        "host mounts (10 binds)",
+                                        p50 > 0 ? p5k / p50 : 0, 1.5, "x"));
+    }
+    const std::string text = out.dump(2) + "\n";
+    if (set.json_path.empty()) {
+        std::cout << text;
+    } else {
+        std::ofstream f(set.json_path);
+        f << text;
+        if (!f) {
+            std::cerr << "sjail-entry-bench: cannot write " << set.json_path << "\n";
+            return 1;
+        }
+    }
+    return 0;
+}

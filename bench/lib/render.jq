@@ -1,0 +1,51 @@
+# Renders bench/results/latest.json as a Markdown report (jq -r -f).
+def f($d): if . == null then "n/a" else (. * pow(10; $d) | round) / pow(10; $d) | tostring end;
+def mp($m): "\(.[$m].median_us | f(1)) / \(.[$m].p99_us | f(1))";
+def row: "| " + join(" | ") + " |";
+
+"# slurm-jail benchmark results (\(.mode))",
+"",
+"Machine: \(.machine.cpu), \(.machine.cpus) CPUs (shared), \(.machine.memory_gib) GiB, \(.machine.os), kernel \(.machine.kernel), Slurm \(.machine.slurm); \(.machine.date); commit \(.machine.git_commit[0:12]); load at start \(.machine.load_average_at_start).",
+"",
+"## Targets",
+"",
+"| target | measured | limit | result |",
+"|---|---|---|---|",
+(.targets[] | ["\(.name): \(.what)", "\(.value | f(3)) \(.unit)", "\(.limit) \(.unit)", "**\(.result)**"] | row),
+"",
+"## Jail entry micro-benchmark (µs, median / p99, \(.micro.settings.samples) entry samples per row)",
+"",
+"entry = step prepare (acquire_node_namespace fast path) + setns (enter_namespace) + task check; build = node-namespace rebuild; fresh = a fresh namespace per task (the design the node namespace replaces).",
+"",
+"| host mounts | binds | entry | step prepare | setns | task check | build | fresh |",
+"|---|---|---|---|---|---|---|---|",
+(.micro.configs[] | [(.host_mounts_actual | tostring), (.binds | tostring), mp("entry_total"),
+  mp("step_prepare"), mp("enter"), mp("task_check"), mp("build"), mp("fresh_namespace")] | row),
+"",
+"### Largest vs smallest host mount table (ratio of medians, measured interleaved)",
+"",
+"| binds | metric | median low (µs) | median high (µs) | ratio |",
+"|---|---|---|---|---|",
+(.micro.ratios[] | ["\(.binds)", "\(.metric) (\(.high_mounts) vs \(.low_mounts))", (.median_low_us | f(1)),
+  (.median_high_us | f(1)), (.ratio | f(2))] | row),
+"",
+(if .cluster == null or .cluster.launch == null then
+   "## Step launch on the local cluster: not run (\(.cluster.skipped // "no results"))"
+ else
+   "## Step launch on the local cluster (ms; A = with chroot.so, B = without; A B A B)",
+   "",
+   "| command | pairs | A median | B median | A p99 | B p99 | median of per-pair ratios |",
+   "|---|---|---|---|---|---|---|",
+   (.cluster.launch[] | [.command, (.pairs | length | tostring), (.with_plugin.median_ms | f(1)),
+     (.without_plugin.median_ms | f(1)), (.with_plugin.p99_ms | f(1)), (.without_plugin.p99_ms | f(1)),
+     (.median_ratio | f(3))] | row),
+   "",
+   "## Memory and descriptors (\(.cluster.memory.jobs) jobs)",
+   "",
+   "| snapshot | slurmstepd RSS kB / fds / mounts | slurmd node1 RSS kB / fds / mounts | slurmd node2 RSS kB / fds / mounts |",
+   "|---|---|---|---|",
+   (.cluster.memory.snapshots[] | [.label + (if .plugin then "" else " (no plugin)" end),
+     "\(.slurmstepd.rss_kb) / \(.slurmstepd.fds) / \(.slurmstepd.mounts)",
+     "\(.slurmd_node1.rss_kb) / \(.slurmd_node1.fds) / \(.slurmd_node1.mounts)",
+     "\(.slurmd_node2.rss_kb) / \(.slurmd_node2.fds) / \(.slurmd_node2.mounts)"] | row)
+ end)

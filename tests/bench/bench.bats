@@ -1,0 +1,78 @@
+#!/usr/bin/env bats
+# CI smoke of the benchmarks (bench/run-all --quick): they must run and
+# produce complete results. Timings are never asserted here: a missed target
+# is a PASS/MISS line in the report, not a test failure.
+
+setup_file() {
+    root=${SLURM_JAIL_ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+    export root
+    export SLURM_JAIL_BUILD_DIR=${SLURM_JAIL_BUILD_DIR:-$root/build}
+    export out=$BATS_FILE_TMPDIR/results
+    "$root/bench/run-all" --quick --out "$out" >"$BATS_FILE_TMPDIR/run.log" 2>&1 ||
+        { cat "$BATS_FILE_TMPDIR/run.log" >&3; return 1; }
+}
+
+json() { jq -e "$@" "$out/latest.json"; }
+
+@test "run-all --quick writes latest.json and latest.md" {
+    [ -s "$out/latest.json" ]
+    [ -s "$out/latest.md" ]
+    json '.mode == "quick" and .schema == 1'
+}
+
+@test "the machine is described" {
+    json '.machine | (.cpu | length > 0) and .cpus > 0 and .memory_gib > 0 and (.kernel | length > 0) and (.slurm | length > 0) and (.git_commit | length > 0)'
+}
+
+@test "micro-benchmark: every host-mount x bind configuration, every metric sampled" {
+    # shellcheck disable=SC2016 # a jq program, not shell
+    json '[.micro.configs[] | [.host_mounts, .binds]] | sort == ([[50, 500, 5000][] as $m | [5, 10, 20, 100][] as $b | [$m, $b]] | sort)'
+    json '[.micro.configs[] | .entry_total, .step_prepare, .enter, .task_check, .build, .fresh_namespace
+           | select(.n > 0 and .median_us > 0 and .p99_us >= .median_us)] | length == 72'
+}
+
+@test "micro-benchmark: the node really had the requested host mounts" {
+    json '[.micro.configs[] | select(.host_mounts_actual == .host_mounts)] | length == 12'
+}
+
+@test "micro-benchmark: 5000-vs-50 ratios for every bind count and metric" {
+    json '[.micro.ratios[] | select(.low_mounts == 50 and .high_mounts == 5000 and .ratio > 0)] | length == 24'
+}
+
+@test "cluster: every launch benchmark ran its A B pairs" {
+    json '[.cluster.launch[] | select((.pairs | length) == 3 and .median_ratio > 0)] | map(.name) == ["srun1", "wide", "sbatch"]'
+}
+
+@test "cluster: memory snapshots with and without the plugin" {
+    json '.cluster.memory.snapshots | length == 4 and all(.[]; .slurmstepd.rss_kb > 0 and .slurmd_node1.fds > 0 and .slurmd_node2.rss_kb > 0)'
+}
+
+@test "every target is reported with PASS or MISS" {
+    json '[.targets[].name] == ["entry_median_50", "entry_median_5000", "entry_ratio_5000_50", "step_cost_ratio_5000_50", "srun1_ratio", "wide_ratio", "slurmd_fd_growth", "slurmd_rss_growth_attributable", "slurmd_mount_growth", "slurmstepd_fd_growth", "slurmstepd_rss_growth"]'
+    json 'all(.targets[]; .result == "PASS" or .result == "MISS")'
+}
+
+@test "the table shows every target and both benchmarks" {
+    grep -q '^## Targets' "$out/latest.md"
+    grep -q '^## Jail entry micro-benchmark' "$out/latest.md"
+    grep -q '^## Step launch on the local cluster' "$out/latest.md"
+    [ "$(grep -cE '\*\*(PASS|MISS)\*\*' "$out/latest.md")" -eq 11 ]
+}
+
+@test "nothing is left behind: no bench mounts, no cluster processes" {
+    run grep -c 'sjail-bench' /proc/self/mountinfo
+    [ "$output" = 0 ]
+    run pgrep -f '^[^ ]*sjail-entry-bench'
+    [ "$status" -eq 1 ]
+    [ ! -e /var/lib/sjail-bench-cluster ]
+}
+
+@test "every script has --help" {
+    for s in bench/run-all bench/cluster-bench; do
+        run "$root/$s" --help
+        [ "$status" -eq 0 ]
+        [[ $output == Usage:* ]]
+    done
+    run "$SLURM_JAIL_BUILD_DIR/bench/sjail-entry-bench" --help
+    [ "$status" -eq 0 ]
+}
