@@ -82,8 +82,10 @@ host_mounts() { findmnt -rn -o TARGET,SOURCE,FSTYPE | grep -v '^/var/lib/contain
 }
 
 @test "down removes every process, mount, namespace, bridge and the user; up again works" {
-    local pids before_mounts p
+    local pids before_mounts p bridge
     pids="$(daemon_pids) $(netns_pids ctld login node1 node2)"
+    bridge=$(cat "$STATE/bridge")
+    ip link show "$bridge"
     run "$LC" down
     assert_success
     for p in $pids; do
@@ -92,8 +94,7 @@ host_mounts() { findmnt -rn -o TARGET,SOURCE,FSTYPE | grep -v '^/var/lib/contain
     run findmnt -rn -o TARGET
     refute_output --partial "$STATE"
     run ip -o link show
-    refute_output --partial sjbr0
-    refute_output --partial sjv-
+    refute_output --partial "$bridge"
     run getent passwd sjuser
     assert_failure
     run bash -c "ps -eo args | grep -F '$STATE' | grep -v grep"
@@ -112,6 +113,20 @@ host_mounts() { findmnt -rn -o TARGET,SOURCE,FSTYPE | grep -v '^/var/lib/contain
     assert_success
     assert_equal "$(host_mounts)" "$before_mounts"
     # Leave the cluster up for the rest of the suite (teardown_suite downs it).
+    run "$LC" up
+    assert_success
+}
+
+@test "up refuses a bridge of the same name that it did not make" {
+    local bridge
+    bridge=$(cat "$STATE/bridge")
+    run "$LC" down
+    assert_success
+    ip link add "$bridge" type bridge
+    run "$LC" up
+    ip link del "$bridge"
+    assert_failure
+    assert_output --partial "bridge $bridge exists but this cluster ($STATE) did not make it"
     run "$LC" up
     assert_success
 }

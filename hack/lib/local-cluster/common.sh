@@ -5,7 +5,9 @@
 
 LC_STATE=${SLURM_JAIL_LOCAL_DIR:-/var/lib/slurm-jail-local}
 LC_SUBNET=${SLURM_JAIL_LOCAL_SUBNET:-10.213.57}
-LC_BRIDGE=sjbr0
+# One bridge per state directory, so that two local clusters on one machine
+# (e.g. the benchmarks' and the tests') never share or delete each other's.
+LC_BRIDGE=${SLURM_JAIL_LOCAL_BRIDGE:-sjbr$(printf '%s' "$LC_STATE" | sha256sum | cut -c1-4)}
 LC_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
 LC_USER=sjuser
 LC_UID=5001
