@@ -26,7 +26,6 @@ def launch($name; $command):
      median_ratio: ($p | map(.a / .b) | median),
      p99_ratio: ($p | map(.a / .b) | p99)};
 
-def snap($label): first($s[] | select(.label == $label));
 
 ($s[0]) as $early | ($s[1]) as $late | ($s[2]) as $c0 | ($s[3]) as $c1
 | [launch("srun1"; "srun -n1 true"),

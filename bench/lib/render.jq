@@ -22,12 +22,13 @@ def row: "| " + join(" | ") + " |";
 (.micro.configs[] | [(.host_mounts_actual | tostring), (.binds | tostring), mp("entry_total"),
   mp("step_prepare"), mp("enter"), mp("task_check"), mp("build"), mp("fresh_namespace")] | row),
 "",
-"### Largest vs smallest host mount table (ratio of medians, measured interleaved)",
+"### \(.micro.ratios[0].high_mounts) vs \(.micro.ratios[0].low_mounts) host mounts: ratio of medians (measured interleaved)",
 "",
-"| binds | metric | median low (µs) | median high (µs) | ratio |",
-"|---|---|---|---|---|",
-(.micro.ratios[] | ["\(.binds)", "\(.metric) (\(.high_mounts) vs \(.low_mounts))", (.median_low_us | f(1)),
-  (.median_high_us | f(1)), (.ratio | f(2))] | row),
+"| binds | entry | step prepare | setns | task check | build | fresh |",
+"|---|---|---|---|---|---|---|",
+(.micro.ratios | group_by(.binds)[] | (map({key: .metric, value: (.ratio | f(2))}) | from_entries) as $r
+  | ["\(.[0].binds)", $r.entry_total, $r.step_prepare, $r.enter, $r.task_check, $r.build,
+     $r.fresh_namespace] | row),
 "",
 (if .cluster == null or .cluster.launch == null then
    "## Step launch on the local cluster: not run (\(.cluster.skipped // "no results"))"
