@@ -7,6 +7,12 @@ load helpers
 
 names=(build jail populate-jail worker login)
 
+setup_file() {
+    # one source revision for both builds, even if HEAD moves meanwhile
+    SLURM_JAIL_IMAGES_REV=$(git -C "$root" rev-parse HEAD)
+    export SLURM_JAIL_IMAGES_REV
+}
+
 image_ids() {
     local n
     for n in "${names[@]}"; do
@@ -26,8 +32,12 @@ image_ids() {
     run podman run --rm --network none --entrypoint cat localhost/slurm-jail/jail:latest /etc/slurm-jail-release
     assert_output "SLURM_JAIL_VERSION=$(sed -n 's/^project([^)]*VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")"
     run podman run --rm --network none localhost/slurm-jail/worker:latest \
-        sh -c 'test -f /usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so && command -v slurmd slurmctld munged'
+        sh -c 'test -f /usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so && command -v slurmd slurmctld slurmdbd munged
+            if command -v slurm-jail-gpu-check; then slurm-jail-gpu-check --help >/dev/null && echo health-ok; fi'
     assert_success
+    if [ -n "$(git -C "$root" ls-tree "$SLURM_JAIL_IMAGES_REV" -- health/CMakeLists.txt)" ]; then
+        assert_line health-ok # the health tools ship once health/ exists
+    fi
     run podman run --rm --network none --entrypoint sh localhost/slurm-jail/populate-jail:latest \
         -c 'cat /jail-rootfs/etc/slurm-jail-release && stat -c "%u:%g" /jail-rootfs/home/testuser && command -v rsync'
     assert_success
