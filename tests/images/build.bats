@@ -81,8 +81,11 @@ image_ids() {
     run podman run --rm --network none localhost/slurm-jail/populate-jail:latest --help
     assert_success
     assert_output --partial 'Usage: populate-jail'
-    run podman run --rm --network none --entrypoint add-jail-users localhost/slurm-jail/jail:latest --help
+    run podman run --rm --network none --entrypoint sh localhost/slurm-jail/jail:latest \
+        -c 'add-jail-users --help && finalize-rootfs --help'
     assert_success
+    assert_output --partial 'Usage: add-jail-users'
+    assert_output --partial 'Usage: finalize-rootfs VERSION'
     for tool in build-base build-images; do
         run "$images/$tool" --help
         assert_success
