@@ -121,9 +121,7 @@ json target(const std::string &name, const std::string &what, double value, doub
             {"limit", limit}, {"unit", unit}, {"result", value <= limit ? "PASS" : "MISS"}};
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
     Settings set;
     bool quick = false;
     CLI::App app{"sjail-entry-bench: jail entry, per-step cost and node-namespace build of "
@@ -246,4 +244,17 @@ int main(int argc, char **argv) {
         }
     }
     return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception &e) {
+        std::cerr << "sjail-entry-bench: " << e.what() << "\n";
+    } catch (...) {
+        std::cerr << "sjail-entry-bench: unknown error\n";
+    }
+    return 1;
 }
