@@ -215,6 +215,7 @@ pod_ssh() {
         -o PreferredAuthentications=password,keyboard-interactive -- true
     assert_failure 255
     assert_output --partial 'Permission denied (publickey)'
+    # root logs in only with its own authorized key, never with another user's.
     run pod_ssh root -i "$CFG/client/testuser" -- true
     assert_failure 255
 }
