@@ -67,7 +67,9 @@ prun() { # IMAGE [PODMAN OPTION]... -- [COMMAND ARG...]: a throwaway container w
 }
 
 @test "contract: mount paths of the jail, Slurm config, munge key, spool, state and health config" {
-    [ "$(contract_row 'jail volume mount')" = "/mnt/jail (worker, login, populate)" ]
+    [ "$(contract_row 'jail volume mount')" = "/mnt/jail (worker, controller read-only, login, populate)" ]
+    container "$R/all.json" StatefulSet t-slurm-cluster-controller | jq -e '.volumeMounts | any(.mountPath == "/mnt/jail" and .readOnly)' >/dev/null ||
+        fail "controller: the jail is not mounted read-only"
     for w in "StatefulSet t-slurm-cluster-h100" "StatefulSet t-slurm-cluster-login" "StatefulSet t-slurm-cluster-controller" "Job t-slurm-cluster-populate-jail"; do
         # shellcheck disable=SC2086
         container "$R/all.json" $w | jq -e '.volumeMounts | any(.mountPath == "/mnt/jail")' >/dev/null || fail "$w: no /mnt/jail"
