@@ -6,7 +6,7 @@
 #include "nvml_probe.hpp"
 #include "subprocess.hpp"
 
-#include "cli_config.hpp"
+#include "program_main.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
@@ -196,32 +196,11 @@ int run_main(int argc, char **argv) {
                  "slurm-jail-nccl-check"};
     Options o;
     add_options(app, o);
-    try {
-        app.parse(args_with_config(argc, argv, "nccl-check"));
-    } catch (const CLI::ParseError &e) {
-        return app.exit(e);
-    } catch (const std::invalid_argument &e) {
-        fmt::print(stderr, "slurm-jail-nccl-check: error: {}\n", e.what());
-        return 2;
-    }
-    try {
-        return run(o);
-    } catch (const std::exception &e) {
-        fmt::print(stderr, "slurm-jail-nccl-check: error: {}\n", e.what());
-        return 2;
-    }
+    return parse_and_run(app, argc, argv, "nccl-check", [&] { return run(o); });
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-    try {
-        return run_main(argc, argv);
-    } catch (const std::exception &e) {
-        (void)std::fputs(e.what(), stderr);
-        (void)std::fputs("\n", stderr);
-    } catch (...) {
-        (void)std::fputs("unexpected error\n", stderr);
-    }
-    return 2;
+    return sjh::guarded_main([&] { return run_main(argc, argv); });
 }

@@ -4,7 +4,7 @@
 #include "slurm_client.hpp"
 #include "slurm_text.hpp"
 
-#include "cli_config.hpp"
+#include "program_main.hpp"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -109,32 +109,11 @@ int run_main(int argc, char **argv) {
     app.add_flag("--dry-run", o.dry_run, "Print the sbatch commands, submit nothing");
     app.add_option("check_args", o.check_args, "Arguments for slurm-jail-nccl-check (after --)")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    try {
-        app.parse(args_with_config(argc, argv, "nccl-submit"));
-    } catch (const CLI::ParseError &e) {
-        return app.exit(e);
-    } catch (const std::invalid_argument &e) {
-        fmt::print(stderr, "slurm-jail-nccl-submit: error: {}\n", e.what());
-        return 2;
-    }
-    try {
-        return run(o);
-    } catch (const std::exception &e) {
-        fmt::print(stderr, "slurm-jail-nccl-submit: error: {}\n", e.what());
-        return 2;
-    }
+    return parse_and_run(app, argc, argv, "nccl-submit", [&] { return run(o); });
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-    try {
-        return run_main(argc, argv);
-    } catch (const std::exception &e) {
-        (void)std::fputs(e.what(), stderr);
-        (void)std::fputs("\n", stderr);
-    } catch (...) {
-        (void)std::fputs("unexpected error\n", stderr);
-    }
-    return 2;
+    return sjh::guarded_main([&] { return run_main(argc, argv); });
 }

@@ -1,0 +1,47 @@
+// What every health program does around its own work: put the config file's
+// [section] in front of the command line, parse, run, and turn errors into a
+// "<program>: error: ..." line and exit code 2.
+#pragma once
+
+#include "cli_config.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fmt/core.h>
+#include <functional>
+#include <stdexcept>
+
+namespace sjh {
+
+inline int parse_and_run(CLI::App &app, int argc, char **argv, const char *section,
+                         const std::function<int()> &run) {
+    try {
+        app.parse(args_with_config(argc, argv, section));
+    } catch (const CLI::ParseError &e) {
+        return app.exit(e);
+    } catch (const std::invalid_argument &e) {
+        fmt::print(stderr, "{}: error: {}\n", app.get_name(), e.what());
+        return 2;
+    }
+    try {
+        return run();
+    } catch (const std::exception &e) {
+        fmt::print(stderr, "{}: error: {}\n", app.get_name(), e.what());
+        return 2;
+    }
+}
+
+// For main(): nothing escapes; anything unexpected exits 2.
+inline int guarded_main(const std::function<int()> &body) noexcept {
+    try {
+        return body();
+    } catch (const std::exception &e) {
+        (void)std::fputs(e.what(), stderr);
+        (void)std::fputs("\n", stderr);
+    } catch (...) {
+        (void)std::fputs("unexpected error\n", stderr);
+    }
+    return 2;
+}
+
+} // namespace sjh
