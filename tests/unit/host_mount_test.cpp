@@ -21,6 +21,8 @@ TEST(HostMountTable, OnlyTheStateMountsAppearAndReleaseRemovesThem) {
     sjail::Config config;
     ASSERT_EQ(sandbox::make_layout(base, config), "");
     ASSERT_TRUE(sandbox::mounts_below(base).empty());
+    const auto host_proc = sandbox::mounts_below("/proc");
+    const auto host_dev = sandbox::mounts_below("/dev");
 
     sjail::Fd ns;
     const auto s = sjail::acquire_node_namespace(config, ns);
@@ -38,7 +40,9 @@ TEST(HostMountTable, OnlyTheStateMountsAppearAndReleaseRemovesThem) {
     });
     EXPECT_EQ(step, "");
     EXPECT_EQ(sandbox::mounts_below(base), node_level);
-    EXPECT_TRUE(sandbox::mounts_below("/proc").size() >= 1); // the host's own /proc only
+    // The jail's fresh /proc and its /dev bind stay in the jail namespace.
+    EXPECT_EQ(sandbox::mounts_below("/proc"), host_proc);
+    EXPECT_EQ(sandbox::mounts_below("/dev"), host_dev);
     ns.reset();
 
     const auto r = sjail::release_node_namespace(config);

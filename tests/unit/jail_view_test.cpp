@@ -94,8 +94,6 @@ TEST(JailView, ProcIsFreshAndNosuidNodevNoexec) {
             CHILD_EXPECT(
                 std::to_string(::getpid()) ==
                 sandbox::read_file("/proc/self/stat").substr(0, std::to_string(::getpid()).size()));
-            // /proc/1/root leads to init's root, which is outside this
-            // namespace: the kernel refuses to follow it from here.
             return std::string();
         }),
         "");
