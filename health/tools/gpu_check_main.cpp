@@ -19,7 +19,7 @@ namespace {
 using namespace sjh;
 using Clock = std::chrono::steady_clock;
 
-struct Options {
+struct Options : NodeActionOptions {
     std::string config = kDefaultConfig;
     std::string node;
     unsigned expected_gpus = 0;
@@ -29,13 +29,7 @@ struct Options {
     double xid_window_s = 3600;
     std::string fatal_xids;
     unsigned temp_warn_c = 85;
-    unsigned drain_after = 1;
-    std::string state_dir = "/var/lib/slurm-jail/health";
     std::string metrics_file;
-    std::string scontrol = "scontrol";
-    bool json = false;
-    bool no_drain = false;
-    bool dry_run = false;
 };
 
 void add_options(CLI::App &app, Options &o) {
@@ -59,17 +53,9 @@ void add_options(CLI::App &app, Options &o) {
                    "Comma-separated Xids that drain (default: the list in the man page)");
     app.add_option("--temp-warn", o.temp_warn_c, "Warn at or above this GPU temperature, C")
         ->capture_default_str();
-    app.add_option("--drain-after", o.drain_after, "Drain after this many failures in a row")
-        ->capture_default_str()
-        ->check(CLI::Range(1U, 1000U));
-    app.add_option("--state-dir", o.state_dir, "Where the failure counter is kept")
-        ->capture_default_str();
     app.add_option("--metrics-file", o.metrics_file,
                    "Write Prometheus metrics here (node_exporter textfile collector)");
-    app.add_option("--scontrol", o.scontrol, "scontrol to use")->capture_default_str();
-    app.add_flag("--json", o.json, "Print the result as JSON");
-    app.add_flag("--no-drain", o.no_drain, "Only report; never talk to Slurm");
-    app.add_flag("--dry-run", o.dry_run, "Print the drain/resume it would do, change nothing");
+    add_node_action_options(app, o);
 }
 
 double seconds_since(Clock::time_point t) {

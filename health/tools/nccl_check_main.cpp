@@ -18,7 +18,7 @@ namespace {
 
 using namespace sjh;
 
-struct Options {
+struct Options : NodeActionOptions {
     std::string config = kDefaultConfig;
     std::string node;
     std::string binary = "all_reduce_perf";
@@ -29,12 +29,6 @@ struct Options {
     std::string gpu_model;
     unsigned gpus = 0;
     std::string nvml_library = kDefaultNvmlLibrary;
-    unsigned drain_after = 1;
-    std::string state_dir = "/var/lib/slurm-jail/health";
-    std::string scontrol = "scontrol";
-    bool json = false;
-    bool no_drain = false;
-    bool dry_run = false;
 };
 
 void add_options(CLI::App &app, Options &o) {
@@ -63,15 +57,7 @@ void add_options(CLI::App &app, Options &o) {
     app.add_option("--gpus", o.gpus, "GPU count (default: NVML)");
     app.add_option("--nvml-library", o.nvml_library, "NVML library to dlopen")
         ->capture_default_str();
-    app.add_option("--drain-after", o.drain_after, "Drain after this many failures in a row")
-        ->capture_default_str()
-        ->check(CLI::Range(1U, 1000U));
-    app.add_option("--state-dir", o.state_dir, "Where the failure counter is kept")
-        ->capture_default_str();
-    app.add_option("--scontrol", o.scontrol, "scontrol to use")->capture_default_str();
-    app.add_flag("--json", o.json, "Print the result as JSON");
-    app.add_flag("--no-drain", o.no_drain, "Only report; never talk to Slurm");
-    app.add_flag("--dry-run", o.dry_run, "Print the drain/resume it would do, change nothing");
+    add_node_action_options(app, o);
 }
 
 std::vector<std::string> build_argv(const Options &o, unsigned gpus) {
