@@ -77,6 +77,9 @@ setup_namespace() {
     in_node install -d -o munge -g munge -m 0755 /run/munge
     in_node mkdir -p /run/slurm-jail
     in_node mount --bind "$SMOKE/etc" /etc/slurm
+    # The node's own /var/spool: the host may have no /var/spool/slurmd.
+    in_node mount -t tmpfs -o mode=0755 smoke-spool /var/spool
+    in_node mkdir /var/spool/slurmd
     in_node mount --bind "$SMOKE/spool" /var/spool/slurmd
     in_node mount --bind "$SMOKE/nodetmp" /var/lib/slurm-jail/tmp
     in_node mount --bind /mnt/jail/home /home
