@@ -1,8 +1,10 @@
 #include "bench_env.hpp"
 
 #include "config.hpp"
+#include "jail_view.hpp"
 #include "mount_plan.hpp"
 #include "node_namespace.hpp"
+#include "step_decision.hpp"
 #include "step_entry.hpp"
 
 #include <algorithm>
@@ -208,9 +210,10 @@ std::string setup(int host_mounts, const std::vector<int> &binds, std::vector<Ja
     if (::unshare(CLONE_NEWNS) != 0) {
         return sys_error("unshare(CLONE_NEWNS) (the benchmark needs root)");
     }
-    // A slave of the host: nothing mounted here reaches the host.
-    if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
-        return sys_error("make / an rslave");
+    // Private: nothing mounted here reaches the host, and nothing the host
+    // mounts meanwhile changes the node's mount count.
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+        return sys_error("make / rprivate");
     }
     if (::mount("sjail-bench", kBase, "tmpfs", 0, "mode=0755") != 0) {
         return sys_error(std::string("tmpfs on ") + kBase);
@@ -235,7 +238,7 @@ std::string setup(int host_mounts, const std::vector<int> &binds, std::vector<Ja
         if (auto e = make_config(b, jc); !e.empty()) {
             return e;
         }
-        sjail::Fd ns;
+        sjail::NodeNamespace ns;
         if (auto s = sjail::acquire_node_namespace(jc.config, ns); !s.ok()) {
             return "building the node namespace (" + std::to_string(b) + " binds): " + s.message();
         }
@@ -306,19 +309,20 @@ template <typename Body> std::string in_child(Body body, std::vector<std::int64_
     return "";
 }
 
-// What slurmstepd does per step (acquire's fast path, setns) and per task
+// What slurmstepd does per step (acquire's fast path: the stamp check over every
+// source; setns; the check that / is the jail) and per task
 // (the namespace and cwd checks of task_init_privileged), timed in one child.
 std::string entry_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
     return in_child(
         [&jc](std::vector<std::int64_t> &got) -> std::string {
-            sjail::Fd ns;
+            sjail::NodeNamespace ns;
             const std::int64_t t0 = now_ns();
             const sjail::Status acquired = sjail::acquire_node_namespace(jc.config, ns);
             const std::int64_t t1 = now_ns();
             if (!acquired.ok()) {
                 return "acquire: " + acquired.message();
             }
-            const sjail::Status entered = sjail::enter_namespace(ns.get());
+            const sjail::Status entered = sjail::enter_namespace(ns.fd.get());
             const std::int64_t t2 = now_ns();
             if (!entered.ok()) {
                 return "enter: " + entered.message();
@@ -330,7 +334,7 @@ std::string entry_sample(const JailConfig &jc, std::vector<std::int64_t> &values
             const bool fell_back = have_cwd && sjail::working_dir_fell_back(cwd, "/");
             const std::int64_t t3 = now_ns();
             struct stat st {};
-            if (!current.ok() || ::fstat(ns.get(), &st) != 0 || st.st_ino != ino) {
+            if (!current.ok() || ::fstat(ns.fd.get(), &st) != 0 || st.st_ino != ino) {
                 return "the task is not in the node namespace";
             }
             if (!have_cwd || fell_back) {
@@ -353,7 +357,8 @@ std::string fresh_sample(const JailConfig &jc, std::vector<std::int64_t> &values
             if (::unshare(CLONE_NEWNS) != 0) {
                 return sys_error("unshare");
             }
-            const sjail::Status built = sjail::build_jail_view(jc.config, jc.plan);
+            sjail::FileId root;
+            const sjail::Status built = sjail::build_jail_view(jc.config, jc.plan, root);
             const std::int64_t t1 = now_ns();
             if (!built.ok()) {
                 return "build_jail_view: " + built.message();
@@ -373,7 +378,7 @@ std::string build_sample(const JailConfig &jc, std::vector<std::int64_t> &values
     if (::unlink(stamp.c_str()) != 0) {
         return sys_error("unlink " + stamp);
     }
-    sjail::Fd ns;
+    sjail::NodeNamespace ns;
     const std::int64_t t0 = now_ns();
     const sjail::Status s = sjail::acquire_node_namespace(jc.config, ns);
     const std::int64_t t1 = now_ns();

@@ -1,15 +1,22 @@
 // chroot.so: SPANK glue. Dispatches by SPANK context; the work lives in the
-// other files of this directory (config parsing, mount plan, node namespace,
-// step entry).
+// other files of this directory (config parsing, step decision, mount plan,
+// node namespace, step entry, dead end).
 //
-//   slurmd       init: build the node's jail namespace early; slurmd_exit: drop it.
-//   srun/sbatch  init: refuse a broken plugstack line; register --no-jail.
+//   slurmd       init: build the node's jail namespace early, in the
+//                background; slurmd_exit: drop it.
+//   srun/sbatch  init: refuse a broken plugstack line; register --no-jail and
+//                refuse it (as option or environment variable) for users the
+//                admin did not allow.
 //   slurmstepd   init_post_opt: move slurmstepd's own thread into the jail
-//                (so it opens -o/-e files and chdirs inside the jail), or
-//                remember why it could not.
+//                (so it opens -o/-e files, chdirs and runs task prolog and
+//                epilog scripts inside the jail). If it may not, or cannot,
+//                the thread goes to the dead end (dead_end.hpp) instead, so
+//                nothing Slurm does next for the step touches the host, even
+//                when the plugin is marked optional.
 //                task_init_privileged: refuse to start the task unless it is
 //                inside the jail. Errors are returned as -1: Slurm 22.05 runs
 //                the task anyway on a positive return code.
+// No exception leaves a callback.
 extern "C" {
 #include <slurm/slurm.h> // SLURM_BATCH_SCRIPT, SLURM_EXTERN_CONT, ...
 #include <slurm/spank.h>
@@ -21,12 +28,17 @@ SPANK_PLUGIN(chroot, 1)
 }
 
 #include "config.hpp"
+#include "dead_end.hpp"
 #include "node_namespace.hpp"
+#include "path_rules.hpp"
+#include "step_decision.hpp"
 #include "step_entry.hpp"
 
-#include <cstring>
+#include <csignal>
+#include <cstdlib>
 #include <pwd.h>
 #include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -34,14 +46,19 @@ namespace {
 
 using sjail::Status;
 
+constexpr const char *kOptOutEnv = "_SLURM_SPANK_OPTION_chroot_no_jail";
+
 struct PluginState {
     sjail::Config config;
     Status config_status;
-    bool no_jail_requested = false; // --no-jail
-    bool skip = false;              // this step is not jailed (extern step, allowed opt-out)
-    std::string failure;            // why this step could not enter the jail
+    bool no_jail_requested = false; // --no-jail, by option or environment
+    bool skip = false;              // the step runs where it is (extern step, allowed opt-out)
+    bool entered = false;           // slurmstepd's thread is in the jail
+    bool out_of_memory = false;     // a failure whose message could not be kept
+    std::string failure;            // why this step may not run
     ino_t jail_ns = 0;              // the namespace tasks must be in
     std::string step_name = "step";
+    const char *munge_dir = "/run/munge"; // for the dead end (no allocation there)
 };
 
 PluginState g;
@@ -69,6 +86,7 @@ std::vector<std::string> args_of(int ac, char **av) {
     return args;
 }
 
+// Looked up on the node's own files, before the thread enters the jail.
 std::string user_name(uid_t uid) {
     struct passwd pw {};
     struct passwd *found = nullptr;
@@ -77,6 +95,10 @@ std::string user_name(uid_t uid) {
         return found->pw_name;
     }
     return "";
+}
+
+bool opt_out_allowed(uid_t uid) {
+    return sjail::opt_out_allowed(g.config, user_name(uid), uid);
 }
 
 std::string describe_step(spank_t sp) {
@@ -107,53 +129,67 @@ std::string job_env(spank_t sp, const char *name) {
     return "";
 }
 
-// Opt-out check shared by the client (early, clear refusal) and slurmstepd (authoritative).
-Status check_opt_out(uid_t uid) {
-    if (sjail::opt_out_allowed(g.config, user_name(uid), uid)) {
-        return {};
+// The thread leaves every view of the node. If even that is impossible, the
+// step must not go on: slurmstepd is stopped.
+void leave_for_dead_end() noexcept {
+    if (!sjail::enter_dead_end(g.munge_dir)) {
+        slurm_error("chroot: cannot leave the node's root for the dead end; stopping slurmstepd "
+                    "so that nothing of the step runs on the host");
+        ::kill(::getpid(), SIGKILL);
     }
-    return Status::failure("--no-jail is not allowed for uid " + std::to_string(uid) +
-                           "; an admin must list the user in allow_opt_out= in plugstack.conf");
 }
 
-// slurmstepd, main thread, before slurmstepd opens output files and forks tasks.
+// Allocation-free: also reached when memory ran out.
+void fail_out_of_memory() noexcept {
+    g.out_of_memory = true;
+    g.entered = false;
+    slurm_error("chroot: out of memory while preparing the step; no task will run");
+    leave_for_dead_end();
+}
+
+void fail_step(std::string reason) {
+    g.failure = std::move(reason);
+    g.entered = false;
+    slurm_error("chroot: %s: jail entry failed, no task will run: %s", g.step_name.c_str(),
+                g.failure.c_str());
+    leave_for_dead_end();
+}
+
+// slurmstepd, main thread, before it opens output files and forks tasks.
 void prepare_step(spank_t sp) {
     uint32_t step = 0;
     uid_t uid = 0;
     g.step_name = describe_step(sp);
     (void)spank_get_item(sp, S_JOB_STEPID, &step);
-    if (step == SLURM_EXTERN_CONT) {
-        g.skip = true; // pam_slurm_adopt's step: no user task runs in it
-        slurm_debug("chroot: %s: extern step is not jailed", g.step_name.c_str());
-        return;
-    }
-    if (!g.config_status.ok()) {
-        g.failure = g.config_status.message();
-        return;
-    }
-    if (g.no_jail_requested) {
-        (void)spank_get_item(sp, S_JOB_UID, &uid);
-        if (Status s = check_opt_out(uid); !s.ok()) {
-            g.failure = s.message();
-            return;
-        }
+    (void)spank_get_item(sp, S_JOB_UID, &uid);
+    sjail::StepFacts facts;
+    facts.extern_step = step == SLURM_EXTERN_CONT;
+    facts.config = g.config_status;
+    facts.no_jail_requested = g.no_jail_requested;
+    facts.opt_out_allowed = g.no_jail_requested && opt_out_allowed(uid);
+    facts.uid = static_cast<unsigned>(uid);
+    const sjail::StepDecision decision = sjail::decide_step(facts);
+    switch (decision.action) {
+    case sjail::StepAction::Unjailed:
+    case sjail::StepAction::NodeRoot:
         g.skip = true;
-        slurm_info("chroot: %s: --no-jail by uid %u: running on the node's root",
-                   g.step_name.c_str(), static_cast<unsigned>(uid));
+        slurm_info("chroot: %s: %s", g.step_name.c_str(), decision.reason.c_str());
         return;
-    }
-    sjail::Fd ns;
-    if (Status s = sjail::acquire_node_namespace(g.config, ns); !s.ok()) {
-        g.failure = s.message();
+    case sjail::StepAction::Refuse:
+        fail_step(decision.reason);
         return;
+    case sjail::StepAction::Enter:
+        break;
     }
-    if (Status s = sjail::enter_namespace(ns.get()); !s.ok()) {
-        g.failure = s.message();
+    if (Status s = sjail::enter_node_jail(g.config); !s.ok()) {
+        fail_step(s.message());
         return;
     }
     if (Status s = sjail::current_mount_namespace(g.jail_ns); !s.ok()) {
-        g.failure = s.message();
+        fail_step(s.message());
+        return;
     }
+    g.entered = true;
 }
 
 // Task child, as root, before setuid and exec. Returns -1 to stop the task.
@@ -161,9 +197,13 @@ int check_task(spank_t sp) {
     if (g.skip) {
         return 0;
     }
-    if (!g.failure.empty()) {
-        slurm_error("chroot: %s: task not started, jail entry failed: %s", g.step_name.c_str(),
-                    g.failure.c_str());
+    if (!g.entered) {
+        if (g.out_of_memory) {
+            slurm_error("chroot: task not started: the step ran out of memory entering the jail");
+        } else {
+            slurm_error("chroot: %s: task not started, jail entry failed: %s", g.step_name.c_str(),
+                        g.failure.c_str());
+        }
         return -1;
     }
     ino_t ns = 0;
@@ -184,37 +224,75 @@ int check_task(spank_t sp) {
     return 0;
 }
 
+// srun/sbatch/salloc: refuse a --no-jail the node would refuse, at once.
+int check_client_opt_out() {
+    const bool by_env = std::getenv(kOptOutEnv) != nullptr;
+    if ((g.no_jail_requested || by_env) && !opt_out_allowed(::getuid())) {
+        slurm_error("chroot: %s", sjail::opt_out_refusal(::getuid()).c_str());
+        return -1;
+    }
+    return 0;
+}
+
+// Builds the node namespace at slurmd start without delaying it: a detached
+// grandchild does the work (the builder inside it has its own deadline).
+void prebuild_in_background() {
+    const pid_t child = ::fork();
+    if (child == 0) {
+        if (::fork() == 0) {
+            try {
+                sjail::NodeNamespace node;
+                if (Status s = sjail::acquire_node_namespace(g.config, node); !s.ok()) {
+                    slurm_error("chroot: cannot prepare the jail namespace, jobs will fail "
+                                "until fixed: %s",
+                                s.message().c_str());
+                } else {
+                    slurm_info("chroot: jail namespace ready for %s", g.config.jail.c_str());
+                }
+            } catch (...) {
+                slurm_error("chroot: preparing the jail namespace ran out of memory");
+            }
+            ::_exit(0);
+        }
+        ::_exit(0);
+    }
+    int status = 0;
+    while (child > 0 && ::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+}
+
+int init(spank_t sp, int ac, char **av) {
+    auto parsed = sjail::parse_config(args_of(ac, av));
+    g.config = parsed.config;
+    g.config_status = parsed.status;
+    if (sjail::check_absolute_path("munge", g.config.munge_dir).ok()) {
+        g.munge_dir = g.config.munge_dir.c_str();
+    }
+    const spank_context_t ctx = spank_context();
+    const bool client = ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR;
+    if (client || ctx == S_CTX_REMOTE) {
+        if (spank_option_register(sp, &no_jail_option) != ESPANK_SUCCESS) {
+            slurm_error("chroot: cannot register --no-jail");
+        }
+    }
+    if (!g.config_status.ok()) {
+        slurm_error("chroot: %s", g.config_status.message().c_str());
+        // srun/sbatch refuse at once; slurmstepd fails the step (init_post_opt).
+        return client ? -1 : 0;
+    }
+    if (ctx == S_CTX_SLURMD) {
+        prebuild_in_background();
+    }
+    return 0;
+}
+
 } // namespace
 
 extern "C" {
 
 int slurm_spank_init(spank_t sp, int ac, char **av) {
     try {
-        auto parsed = sjail::parse_config(args_of(ac, av));
-        g.config = parsed.config;
-        g.config_status = parsed.status;
-        const spank_context_t ctx = spank_context();
-        if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR || ctx == S_CTX_REMOTE) {
-            if (spank_option_register(sp, &no_jail_option) != ESPANK_SUCCESS) {
-                slurm_error("chroot: cannot register --no-jail");
-            }
-        }
-        if (!g.config_status.ok()) {
-            slurm_error("chroot: %s", g.config_status.message().c_str());
-            // srun/sbatch refuse at once; slurmstepd fails each task with the message.
-            return (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR) ? -1 : 0;
-        }
-        if (ctx == S_CTX_SLURMD) {
-            sjail::Fd ns;
-            if (Status s = sjail::acquire_node_namespace(g.config, ns); !s.ok()) {
-                slurm_error("chroot: cannot prepare the jail namespace, jobs will fail until "
-                            "fixed: %s",
-                            s.message().c_str());
-            } else {
-                slurm_info("chroot: jail namespace ready for %s", g.config.jail.c_str());
-            }
-        }
-        return 0;
+        return init(sp, ac, av);
     } catch (...) {
         slurm_error("chroot: init failed: out of memory");
         return -1;
@@ -224,19 +302,15 @@ int slurm_spank_init(spank_t sp, int ac, char **av) {
 int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, char ** /*av*/) {
     try {
         if (spank_remote(sp) == 1) {
-            prepare_step(sp);
+            prepare_step(sp); // a failure leaves the thread in the dead end
             return 0;
         }
-        if (g.no_jail_requested) {
-            if (Status s = check_opt_out(::getuid()); !s.ok()) {
-                slurm_error("chroot: %s", s.message().c_str());
-                return -1;
-            }
-        }
-        return 0;
+        return check_client_opt_out();
     } catch (...) {
-        g.failure = "out of memory while preparing the step";
-        return 0;
+        if (spank_remote(sp) == 1) {
+            fail_out_of_memory();
+        }
+        return -1;
     }
 }
 
@@ -257,7 +331,7 @@ int slurm_spank_slurmd_exit(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
             }
         }
     } catch (...) {
-        // nothing left to do at shutdown
+        slurm_error("chroot: releasing the jail namespace ran out of memory");
     }
     return 0;
 }

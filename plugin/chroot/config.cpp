@@ -3,6 +3,7 @@
 #include "path_rules.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 namespace sjail {
@@ -10,7 +11,9 @@ namespace {
 
 constexpr std::string_view kHint =
     "; see chroot.so(8) for the settings (jail= bind= munge= conf_dir= spool= tmp= state= "
-    "allow_opt_out=)";
+    "allow_opt_out= build_timeout=)";
+
+constexpr int kMaxBuildTimeout = 3600;
 
 std::vector<std::string> split(std::string_view text, char separator) {
     std::vector<std::string> parts;
@@ -101,6 +104,19 @@ Status set_once(std::set<std::string> &seen, const std::string &key, std::string
     return {};
 }
 
+Status parse_seconds(const std::string &key, const std::string &value, int &out) {
+    int seconds = 0;
+    const auto *end = value.data() + value.size();
+    auto [ptr, ec] = std::from_chars(value.data(), end, seconds);
+    if (value.empty() || ec != std::errc() || ptr != end || seconds < 1 ||
+        seconds > kMaxBuildTimeout) {
+        return Status::failure(key + "=" + value + " is not a number of seconds from 1 to " +
+                               std::to_string(kMaxBuildTimeout));
+    }
+    out = seconds;
+    return {};
+}
+
 Status apply(Config &config, std::set<std::string> &seen, const std::string &arg) {
     const std::size_t eq = arg.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -128,6 +144,12 @@ Status apply(Config &config, std::set<std::string> &seen, const std::string &arg
             config.allow_opt_out.push_back(entry);
         }
         return {};
+    }
+    if (key == "build_timeout") {
+        if (!seen.insert(key).second) {
+            return Status::failure(key + "= is given twice; give it once");
+        }
+        return parse_seconds(key, value, config.build_timeout_s);
     }
     const std::vector<std::pair<std::string, std::string *>> paths = {
         {"jail", &config.jail},       {"munge", &config.munge_dir}, {"conf_dir", &config.conf_dir},

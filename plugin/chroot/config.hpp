@@ -27,6 +27,7 @@ struct Config {
     std::string tmp_dir = "/var/lib/slurm-jail/tmp"; // tmp=
     std::string state_dir = "/run/slurm-jail";       // state=
     std::vector<std::string> allow_opt_out;          // allow_opt_out=user,uid,...
+    int build_timeout_s = 30;                        // build_timeout= (seconds)
 };
 
 struct ParsedConfig {

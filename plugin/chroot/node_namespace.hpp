@@ -2,38 +2,40 @@
 //
 // Building a jail view means copying the host's whole mount table (unshare),
 // which costs milliseconds on nodes with thousands of mounts. So it is done
-// once per node: a builder process unshares, mounts the plan and pivots into
-// the jail; its mount namespace is then kept alive on a bind-mounted nsfs
-// file, STATE/ns, next to STATE/stamp, which records what it was built from.
-// Steps join it with setns, which costs the same at any host size.
+// once per node, by a builder process (builder.hpp); its mount namespace is
+// then kept on STATE/ns next to STATE/stamp, which records everything it was
+// built from (node_stamp.hpp). Steps join it with setns, which costs the same
+// at any host size, and check that "/" there really is the jail.
 #pragma once
 
+#include "builder_report.hpp"
 #include "config.hpp"
 #include "fd.hpp"
-#include "mount_plan.hpp"
 #include "status.hpp"
 
 #include <string>
-#include <sys/types.h>
 
 namespace sjail {
 
-// Turns the calling process's (already unshared, single-threaded) mount
-// namespace into the jail view: the jail bound onto itself, the plan mounted
-// through symlink-free fds, then pivot_root with the old root detached.
-Status build_jail_view(const Config &config, const std::vector<MountOp> &plan);
+struct NodeNamespace {
+    Fd fd;       // the kept mount namespace
+    FileId jail; // what "/" must be inside it
+};
 
-// What STATE/stamp must say for a namespace built from `config` over a jail
-// directory with this device and inode.
-std::string namespace_stamp(const Config &config, dev_t jail_dev, ino_t jail_ino);
+// Returns the node namespace, building or rebuilding it (under STATE/lock)
+// when it is missing or its stamp no longer matches what it would be built
+// from now. Checks the jail's and the state directory's ownership every time.
+Status acquire_node_namespace(const Config &config, NodeNamespace &out);
 
-// Returns an fd of the node namespace, building or rebuilding it (under
-// STATE/lock) when it is missing or its stamp no longer matches the config
-// and the jail. Checks the jail's ownership on every call.
-Status acquire_node_namespace(const Config &config, Fd &ns_fd);
+// Drops the stamp, so that the next step rebuilds the namespace (used when a
+// step found the kept namespace is not the jail).
+void forget_node_namespace(const Config &config);
 
 // Drops the node namespace's nsfs bind and the state directory's self-bind
 // (slurmd shutdown). Running steps keep their namespace.
 Status release_node_namespace(const Config &config);
+
+// The stamp a namespace built now would have (benchmarks measure its cost).
+Status current_stamp(const Config &config, std::string &stamp, FileId &jail);
 
 } // namespace sjail

@@ -25,7 +25,16 @@ Status open_mount_target(int jail_root, const std::string &target, TargetType ty
 
 // Creates an absolute host directory with `mode` if it is missing. Parents
 // must be root-owned and not group/other-writable (so no user can plant a
-// symlink on the way); an existing final directory must be root-owned.
+// symlink on the way); an existing final directory must be root-owned and
+// not writable by group or others unless `mode` asks for that.
 Status ensure_root_dir(const std::string &path, unsigned mode);
+
+// Opens an absolute node path (a bind source) as an O_PATH fd, one component
+// at a time from "/". A symlink is followed only while every directory
+// walked so far, the one holding the link included, is root-owned and closed
+// to group and others (so /etc/resolv.conf may be a link into /run). Below a
+// directory a user can write, a symlink is refused: a user must never be able
+// to point a bind at a host path of their choosing.
+Status open_node_path(const std::string &path, Fd &out);
 
 } // namespace sjail

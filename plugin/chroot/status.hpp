@@ -1,6 +1,8 @@
 // A tiny success-or-message result, shared by the plugin's pure and system layers.
 #pragma once
 
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -11,6 +13,18 @@ class Status {
   public:
     Status() = default;
     static Status failure(std::string message) { return Status(std::move(message)); }
+
+    // "WHAT: <description of err>", for a failed system call.
+    static Status from_errno(const std::string &what, int err = errno) {
+        return Status(what + ": " + errno_text(err));
+    }
+
+    // The description of an errno value. strerrordesc_np reads no locale and
+    // takes no lock, so it is also safe in a child forked from threads.
+    static std::string errno_text(int err) {
+        const char *text = ::strerrordesc_np(err);
+        return text != nullptr ? text : "error " + std::to_string(err);
+    }
 
     [[nodiscard]] bool ok() const { return message_.empty(); }
     [[nodiscard]] const std::string &message() const { return message_; }

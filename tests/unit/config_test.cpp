@@ -26,6 +26,24 @@ TEST(Config, JailAloneGivesDocumentedDefaults) {
     EXPECT_EQ(c.state_dir, "/run/slurm-jail");
     EXPECT_TRUE(c.binds.empty());
     EXPECT_TRUE(c.allow_opt_out.empty());
+    EXPECT_EQ(c.build_timeout_s, 30);
+}
+
+TEST(Config, BuildTimeoutInSeconds) {
+    auto parsed = parse_config({"jail=/j", "build_timeout=5"});
+    ASSERT_TRUE(parsed.status.ok()) << parsed.status.message();
+    EXPECT_EQ(parsed.config.build_timeout_s, 5);
+}
+
+TEST(ConfigErrors, BuildTimeoutOutOfRangeOrNotANumber) {
+    for (const char *bad : {"build_timeout=0", "build_timeout=3601", "build_timeout=5s",
+                            "build_timeout=", "build_timeout=-1"}) {
+        const std::string message = error_of({"jail=/j", bad});
+        EXPECT_NE(message.find("is not a number of seconds from 1 to 3600"), std::string::npos)
+            << bad << ": " << message;
+    }
+    EXPECT_NE(error_of({"jail=/j", "build_timeout=5", "build_timeout=6"}).find("given twice"),
+              std::string::npos);
 }
 
 TEST(Config, EverySettingIsRead) {

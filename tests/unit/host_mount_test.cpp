@@ -24,7 +24,7 @@ TEST(HostMountTable, OnlyTheStateMountsAppearAndReleaseRemovesThem) {
     const auto host_proc = sandbox::mounts_below("/proc");
     const auto host_dev = sandbox::mounts_below("/dev");
 
-    sjail::Fd ns;
+    sjail::NodeNamespace ns;
     const auto s = sjail::acquire_node_namespace(config, ns);
     ASSERT_TRUE(s.ok()) << s.message();
     const std::vector<std::string> node_level = {base + "/state", base + "/state/ns"};
@@ -32,7 +32,7 @@ TEST(HostMountTable, OnlyTheStateMountsAppearAndReleaseRemovesThem) {
 
     // A "step": enter in a child, as slurmstepd does, and run a "task".
     const std::string step = sandbox::in_child([&] {
-        if (auto e = sjail::enter_namespace(ns.get()); !e.ok()) {
+        if (auto e = sjail::enter_namespace(ns.fd.get()); !e.ok()) {
             return e.message();
         }
         CHILD_EXPECT(sandbox::read_file("/etc/slurm-jail-release") == "JAIL");
@@ -43,7 +43,7 @@ TEST(HostMountTable, OnlyTheStateMountsAppearAndReleaseRemovesThem) {
     // The jail's fresh /proc and its /dev bind stay in the jail namespace.
     EXPECT_EQ(sandbox::mounts_below("/proc"), host_proc);
     EXPECT_EQ(sandbox::mounts_below("/dev"), host_dev);
-    ns.reset();
+    ns.fd.reset();
 
     const auto r = sjail::release_node_namespace(config);
     EXPECT_TRUE(r.ok()) << r.message();

@@ -1,5 +1,6 @@
 // Root-level: every way the jail or a node path can be wrong or planted must
 // refuse jail entry with a clear message, and leave host and jail untouched.
+#include "jail_policy.hpp"
 #include "node_namespace.hpp"
 #include "sandbox.hpp"
 
@@ -26,7 +27,7 @@ std::string try_with(const std::function<std::string(Config &)> &plant) {
         if (auto e = plant(config); !e.empty()) {
             return "plant: " + e;
         }
-        Fd ns;
+        sjail::NodeNamespace ns;
         auto s = sjail::acquire_node_namespace(config, ns);
         if (s.ok()) {
             return std::string("accepted");
@@ -130,7 +131,7 @@ TEST(Attack, MissingMountPointIsNeverCreated) {
             return e;
         }
         std::filesystem::remove("/mnt/jail/opt/data");
-        Fd ns;
+        sjail::NodeNamespace ns;
         auto s = sjail::acquire_node_namespace(config, ns);
         CHILD_EXPECT(!s.ok());
         CHILD_EXPECT(s.message().find("mount point /opt/data is missing inside the jail") !=
@@ -172,4 +173,116 @@ TEST(Attack, StateDirectoryOwnedByAUser) {
                        return ::chown("/mnt/userstate", 1000, 1000) == 0 ? "" : "chown";
                    }),
                    "state directory: /mnt/userstate must be a root-owned directory");
+}
+
+TEST(Attack, StateDirectoryWritableByOthers) {
+    expect_refused(try_with([](Config &c) {
+                       std::filesystem::create_directory(c.state_dir);
+                       return ::chmod(c.state_dir.c_str(), 0777) == 0 ? "" : "chmod";
+                   }),
+                   "state directory: /mnt/state is writable by group or others; run: chmod go-w "
+                   "/mnt/state");
+}
+
+// A FIFO planted in the state directory must not block the step.
+TEST(Attack, FifoPlantedAsTheLockFile) {
+    ::alarm(10); // a hang fails the test instead of blocking the suite
+    expect_refused(try_with([](Config &c) {
+                       std::filesystem::create_directory(c.state_dir);
+                       const std::string lock = c.state_dir + "/lock";
+                       return ::mkfifo(lock.c_str(), 0600) == 0 ? "" : "mkfifo";
+                   }),
+                   "/mnt/state/lock (it must be a regular file; remove anything else there)");
+    ::alarm(0);
+}
+
+TEST(Attack, FifoPlantedAsTheStampIsIgnoredAndReplaced) {
+    ::alarm(10);
+    EXPECT_EQ(try_with([](Config &c) {
+                  std::filesystem::create_directory(c.state_dir);
+                  const std::string stamp = c.state_dir + "/stamp";
+                  return ::mkfifo(stamp.c_str(), 0600) == 0 ? "" : "mkfifo";
+              }),
+              "accepted");
+    ::alarm(0);
+}
+
+// A bind source reached through a directory a user can write: the user could
+// swap a component for a symlink to any host path, "/" included.
+TEST(Attack, BindSourceThroughASymlinkInAUserDirectory) {
+    expect_refused(try_with([](Config &c) {
+                       std::filesystem::create_directories("/mnt/node/proj");
+                       if (::chown("/mnt/node/proj", 1000, 1000) != 0) {
+                           return std::string("chown");
+                       }
+                       c.binds.back().source = "/mnt/node/proj/data";
+                       return symlink_at("/", "/mnt/node/proj/data");
+                   }),
+                   "/mnt/node/proj/data is a symlink below a directory users can write");
+}
+
+TEST(Attack, BindSourceWithAUserWritableMiddleComponentIsRefusedAtItsSymlink) {
+    expect_refused(try_with([](Config &c) {
+                       std::filesystem::create_directories("/mnt/node/open");
+                       if (::chmod("/mnt/node/open", 01777) != 0) {
+                           return std::string("chmod");
+                       }
+                       c.binds.back().source = "/mnt/node/open/link/hello";
+                       return symlink_at("/mnt/host-only-dir", "/mnt/node/open/link");
+                   }),
+                   "/mnt/node/open/link is a symlink below a directory users can write");
+}
+
+// Links that only root can have made are how nodes are set up
+// (/etc/resolv.conf -> /run/...): they are followed.
+TEST(Attack, BindSourceThroughARootOwnedSymlinkIsFollowed) {
+    EXPECT_EQ(try_with([](Config &c) {
+                  c.binds.back().source = "/mnt/node/data-link";
+                  return symlink_at("data", "/mnt/node/data-link");
+              }),
+              "accepted");
+}
+
+// A user's own (non-link) directory may be bound: its content is theirs anyway.
+TEST(Attack, BindSourceInAUserDirectoryWithoutLinksIsAccepted) {
+    EXPECT_EQ(try_with([](Config &c) {
+                  std::filesystem::create_directories("/mnt/node/proj/data");
+                  c.binds.back().source = "/mnt/node/proj/data";
+                  return std::string(::chown("/mnt/node/proj", 1000, 1000) == 0 ? "" : "chown");
+              }),
+              "accepted");
+}
+
+// Root code on the node reads these from the jail (NSS, PAM, the loader).
+TEST(Attack, JailSystemFileWritableByOthers) {
+    expect_refused(
+        try_with([](Config &) {
+            if (auto e = sandbox::write_file("/mnt/jail/etc/nsswitch.conf", "passwd: files\n");
+                !e.empty()) {
+                return e;
+            }
+            return std::string(::chmod("/mnt/jail/etc/nsswitch.conf", 0666) == 0 ? "" : "chmod");
+        }),
+        "root processes on the node read /etc/nsswitch.conf from the jail");
+}
+
+TEST(Attack, JailPamModuleDirectoryOwnedByAUser) {
+    const std::string dir = std::string("/mnt/jail/usr/lib/") + sjail::multiarch() + "/security";
+    expect_refused(try_with([&](Config &) {
+                       std::filesystem::create_directories(dir);
+                       return std::string(::chown(dir.c_str(), 1000, 1000) == 0 ? "" : "chown");
+                   }),
+                   "/security is owned by uid 1000, not root");
+}
+
+// A merged-/usr jail: /lib is a link to usr/lib, resolved inside the jail.
+TEST(Attack, JailLibLinkIsCheckedWhereItLeads) {
+    expect_refused(try_with([](Config &) {
+                       std::filesystem::create_directories("/mnt/jail/usr/lib");
+                       if (::chmod("/mnt/jail/usr/lib", 0777) != 0) {
+                           return std::string("chmod");
+                       }
+                       return symlink_at("usr/lib", "/mnt/jail/lib");
+                   }),
+                   "/lib from the jail");
 }

@@ -19,13 +19,9 @@ using sjail::Fd;
 
 namespace {
 
-// Builds the node namespace and moves the calling process into it.
+// Builds the node namespace and moves the calling process into it, as a step does.
 std::string enter_jail(const Config &config) {
-    Fd ns;
-    if (auto s = sjail::acquire_node_namespace(config, ns); !s.ok()) {
-        return "acquire: " + s.message();
-    }
-    if (auto s = sjail::enter_namespace(ns.get()); !s.ok()) {
+    if (auto s = sjail::enter_node_jail(config); !s.ok()) {
         return "enter: " + s.message();
     }
     return "";
@@ -39,9 +35,11 @@ ino_t inode_of(const std::string &path) {
 // The node namespace's inode. `keep` holds the namespace open, so that its
 // inode number cannot be reused by a namespace built later.
 ino_t ns_inode(const Config &config, Fd &keep) {
-    if (!sjail::acquire_node_namespace(config, keep).ok()) {
+    sjail::NodeNamespace node;
+    if (!sjail::acquire_node_namespace(config, node).ok()) {
         return 0;
     }
+    keep = std::move(node.fd);
     struct stat st {};
     return ::fstat(keep.get(), &st) == 0 ? st.st_ino : 0;
 }
@@ -180,9 +178,9 @@ TEST(JailView, MissingOrReplacedJailIsNoticed) {
                   CHILD_EXPECT(first != 0);
                   // Gone: fail closed, even though the old namespace still exists.
                   CHILD_EXPECT(::rename("/mnt/jail", "/mnt/old-jail") == 0);
-                  Fd ns;
+                  sjail::NodeNamespace ns;
                   auto s = sjail::acquire_node_namespace(config, ns);
-                  CHILD_EXPECT(!s.ok() && !ns.valid());
+                  CHILD_EXPECT(!s.ok() && !ns.fd.valid());
                   CHILD_EXPECT(s.message().find("No such file or directory") != std::string::npos);
                   // Replaced by a new directory (a re-populated jail): rebuilt.
                   Config again;
@@ -215,7 +213,7 @@ TEST(JailView, TasksForkedAfterEntryAreInTheJail) {
 // slurmstepd has threads already when the step is prepared; setns must still work.
 TEST(JailView, EntersFromAMultithreadedProcess) {
     EXPECT_EQ(on_node([](Config &config) {
-                  Fd ns;
+                  sjail::NodeNamespace ns;
                   if (auto s = sjail::acquire_node_namespace(config, ns); !s.ok()) {
                       return s.message();
                   }
@@ -225,12 +223,67 @@ TEST(JailView, EntersFromAMultithreadedProcess) {
                       char c = 0;
                       (void)!::read(stop[0], &c, 1);
                   });
-                  const auto s = sjail::enter_namespace(ns.get());
+                  const auto s = sjail::enter_namespace(ns.fd.get());
                   const bool in_jail = sandbox::read_file("/etc/slurm-jail-release") == "JAIL";
                   ::close(stop[1]);
                   other.join();
                   CHILD_EXPECT(s.ok());
                   CHILD_EXPECT(in_jail);
+                  return std::string();
+              }),
+              "");
+}
+
+// Revoking access by unmounting a bind source reaches the next step.
+TEST(JailView, UnmountedBindSourceIsNoticed) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  CHILD_EXPECT(::mount("secret", "/mnt/node/data", "tmpfs", 0, nullptr) == 0);
+                  CHILD_EXPECT(sandbox::write_file("/mnt/node/data/secret", "s").empty());
+                  const auto before = in_child([&] {
+                      if (auto e = enter_jail(config); !e.empty()) {
+                          return e;
+                      }
+                      CHILD_EXPECT(::access("/opt/data/secret", F_OK) == 0);
+                      return std::string();
+                  });
+                  CHILD_EXPECT(before.empty());
+                  CHILD_EXPECT(::umount2("/mnt/node/data", 0) == 0);
+                  const auto after = in_child([&] {
+                      if (auto e = enter_jail(config); !e.empty()) {
+                          return e;
+                      }
+                      CHILD_EXPECT(::access("/opt/data/secret", F_OK) != 0);
+                      CHILD_EXPECT(sandbox::read_file("/opt/data/hello") == "hi");
+                      return std::string();
+                  });
+                  CHILD_EXPECT(after.empty());
+                  return std::string();
+              }),
+              "");
+}
+
+// Tools replace /etc/resolv.conf by writing a new file and renaming it over
+// the old one; a bind of the old file would keep showing the old content.
+TEST(JailView, ResolvConfReplacedByRenameIsNoticed) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  // The node's own /etc, private to this test.
+                  CHILD_EXPECT(::mount("etc", "/etc", "tmpfs", 0, "mode=0755") == 0);
+                  CHILD_EXPECT(sandbox::write_file("/etc/hosts", "127.0.0.1 localhost\n").empty());
+                  CHILD_EXPECT(
+                      sandbox::write_file("/etc/resolv.conf", "nameserver 10.0.0.1\n").empty());
+                  auto seen = [&] {
+                      return in_child([&] {
+                          if (auto e = enter_jail(config); !e.empty()) {
+                              return e;
+                          }
+                          return sandbox::read_file("/etc/resolv.conf");
+                      });
+                  };
+                  CHILD_EXPECT(seen() == "nameserver 10.0.0.1\n");
+                  CHILD_EXPECT(
+                      sandbox::write_file("/etc/resolv.conf.new", "nameserver 10.0.0.2\n").empty());
+                  CHILD_EXPECT(::rename("/etc/resolv.conf.new", "/etc/resolv.conf") == 0);
+                  CHILD_EXPECT(seen() == "nameserver 10.0.0.2\n");
                   return std::string();
               }),
               "");

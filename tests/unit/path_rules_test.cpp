@@ -1,5 +1,4 @@
 #include "path_rules.hpp"
-#include "step_entry.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -43,12 +42,4 @@ TEST(PathRules, RootOwnedLikeSshd) {
     EXPECT_FALSE(check_root_owned("/j", 0, S_IFDIR | 0757).ok());
     const auto sticky_tmp = check_root_owned("/tmp", 0, S_IFDIR | 01777);
     EXPECT_NE(sticky_tmp.message().find("chmod go-w /tmp"), std::string::npos);
-}
-
-TEST(WorkingDir, FallbackToTmpIsDetected) {
-    EXPECT_TRUE(working_dir_fell_back("/tmp", "/home/alice/missing"));
-    EXPECT_FALSE(working_dir_fell_back("/tmp", "/tmp"));
-    EXPECT_FALSE(working_dir_fell_back("/home/alice", "/home/alice"));
-    EXPECT_FALSE(working_dir_fell_back("/scratch", "/home/alice"));
-    EXPECT_FALSE(working_dir_fell_back("/tmp", ""));
 }

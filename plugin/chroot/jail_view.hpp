@@ -1,0 +1,29 @@
+// The node's jail view: assembled by the builder process, inside its own
+// fresh mount namespace. See node_namespace.hpp for how it is kept.
+#pragma once
+
+#include "builder_report.hpp"
+#include "config.hpp"
+#include "mount_plan.hpp"
+#include "status.hpp"
+
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+namespace sjail {
+
+FileId file_id_of(const struct stat &st);
+
+// Turns the calling process's (already unshared, single-threaded) mount
+// namespace into the jail view: the jail's system paths checked, the jail
+// bound onto itself, the plan mounted through symlink-free fds, then
+// pivot_root with the old root detached. `root` receives what "/" is
+// afterwards, so the caller can see that the pivot happened.
+Status build_jail_view(const Config &config, const std::vector<MountOp> &plan, FileId &root);
+
+// Refuses a jail whose system paths (jail_policy.hpp) are not root-owned or
+// are writable by group or others.
+Status check_jail_system_paths(int jail_fd, const std::string &jail);
+
+} // namespace sjail

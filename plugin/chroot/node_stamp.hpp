@@ -1,0 +1,30 @@
+// What the node's jail namespace was built from. Pure.
+//
+// STATE/stamp holds this text; a step joins the kept namespace only when the
+// text it computes now is identical. Anything that changes what the
+// namespace shows changes the text: the settings, the plugin itself, the
+// jail directory, and the identity of every bind source (an unmounted source,
+// a /etc/resolv.conf replaced by rename, a recreated munge directory).
+#pragma once
+
+#include "builder_report.hpp"
+#include "config.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sjail {
+
+// A node path the namespace binds, as it resolved when it was checked.
+struct SourceId {
+    std::string path;
+    FileId id;
+    std::uint64_t mount_id = 0; // statx STATX_MNT_ID: a remount changes it
+    bool operator==(const SourceId &) const = default;
+};
+
+std::string namespace_stamp(const Config &config, const std::string &plugin_id, const FileId &jail,
+                            const std::vector<SourceId> &sources);
+
+} // namespace sjail

@@ -1,0 +1,127 @@
+#include "node_state.hpp"
+
+#include "safe_open.hpp"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+namespace sjail {
+namespace {
+
+// O_NONBLOCK: opening a planted FIFO must not hang. O_NOFOLLOW: no links.
+Fd open_regular(const std::string &path, int flags, mode_t mode = 0600) {
+    Fd fd(::open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode));
+    struct stat st {};
+    if (fd.valid() && (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))) {
+        fd.reset();
+        errno = EINVAL;
+    }
+    return fd;
+}
+
+} // namespace
+
+Status prepare_state_dir(const std::string &state) {
+    if (auto s = ensure_root_dir(state, 0700); !s.ok()) {
+        return Status::failure("state directory: " + s.message());
+    }
+    return {};
+}
+
+Status lock_state(const std::string &state, Fd &lock, int how) {
+    const std::string path = state + "/lock";
+    lock = open_regular(path, O_CREAT | O_RDWR);
+    if (!lock.valid()) {
+        return Status::from_errno("open " + path +
+                                  " (it must be a regular file; remove anything "
+                                  "else there)");
+    }
+    while (::flock(lock.get(), how) != 0) {
+        if (errno != EINTR) {
+            return Status::from_errno("flock " + path);
+        }
+    }
+    return {};
+}
+
+std::string read_small_file(const std::string &path, std::size_t limit) {
+    const Fd fd = open_regular(path, O_RDONLY);
+    std::string text;
+    if (!fd.valid()) {
+        return text;
+    }
+    char buf[4096];
+    while (true) {
+        const ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > limit) {
+            return "";
+        }
+    }
+    return text;
+}
+
+Status write_file_atomically(const std::string &path, const std::string &text) {
+    const std::string tmp = path + ".tmp";
+    (void)::unlink(tmp.c_str());
+    Fd fd(::open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!fd.valid() ||
+        ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+        return Status::from_errno("write " + tmp);
+    }
+    fd.reset();
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        return Status::from_errno("rename " + tmp);
+    }
+    return {};
+}
+
+void open_kept_namespace(const std::string &state, Fd &out) {
+    Fd fd(::open((state + "/ns").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+    struct statfs fs {};
+    if (fd.valid() && ::fstatfs(fd.get(), &fs) == 0 &&
+        static_cast<unsigned long>(fs.f_type) == NSFS_MAGIC) {
+        out = std::move(fd);
+    }
+}
+
+Status make_private_mount(const std::string &state) {
+    struct statx stx {};
+    if (::statx(AT_FDCWD, state.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) != 0) {
+        return Status::from_errno("statx " + state);
+    }
+    if ((stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) == 0) {
+        if (::mount(state.c_str(), state.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+            return Status::from_errno("bind " + state + " onto itself");
+        }
+        if (!open_regular(state + "/self-bind", O_CREAT | O_RDONLY).valid()) {
+            return Status::from_errno("create " + state + "/self-bind");
+        }
+    }
+    if (::mount(nullptr, state.c_str(), nullptr, MS_PRIVATE, nullptr) != 0) {
+        return Status::from_errno("make " + state + " a private mount");
+    }
+    return {};
+}
+
+Status reset_namespace_file(const std::string &state) {
+    const std::string ns = state + "/ns";
+    (void)::umount2(ns.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW); // a stale namespace
+    if (!open_regular(ns, O_CREAT | O_RDONLY, 0400).valid()) {
+        return Status::from_errno("create " + ns + " (it must be a regular file)");
+    }
+    return {};
+}
+
+} // namespace sjail

@@ -1,0 +1,43 @@
+// The state directory (state=, default /run/slurm-jail) that keeps the
+// node's jail namespace between steps:
+//   STATE/ns        the namespace, kept alive on a bind-mounted nsfs file
+//   STATE/stamp     what it was built from (node_stamp.hpp)
+//   STATE/lock      flock: shared to join, exclusive to rebuild
+//   STATE/self-bind marker: STATE was bound onto itself by the plugin
+// The directory must be root-owned and closed to group and others; every
+// file in it is opened without following symlinks and must be a regular file
+// (a FIFO planted there would block every step).
+#pragma once
+
+#include "fd.hpp"
+#include "status.hpp"
+
+#include <string>
+
+namespace sjail {
+
+// Creates STATE (0700) if missing; refuses one that users could write.
+Status prepare_state_dir(const std::string &state);
+
+// Takes STATE/lock with flock(how), waiting through signals.
+Status lock_state(const std::string &state, Fd &lock, int how);
+
+// The text of a small regular file, or "" when it is missing, is not a
+// regular file or is larger than `limit` bytes.
+std::string read_small_file(const std::string &path, std::size_t limit = 65536);
+
+// Replaces `path` by a new file holding `text` (write to PATH.tmp, rename).
+Status write_file_atomically(const std::string &path, const std::string &text);
+
+// Opens STATE/ns when it holds a mount namespace (nsfs); else leaves `out` empty.
+void open_kept_namespace(const std::string &state, Fd &out);
+
+// Makes STATE a private mount of its own, so the nsfs bind below it never
+// propagates into other namespaces (which would pin them).
+Status make_private_mount(const std::string &state);
+
+// Creates the empty file STATE/ns to bind a namespace on, and drops any
+// namespace bound there before.
+Status reset_namespace_file(const std::string &state);
+
+} // namespace sjail

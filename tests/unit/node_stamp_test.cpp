@@ -1,0 +1,43 @@
+#include "node_stamp.hpp"
+
+#include <gtest/gtest.h>
+
+using sjail::FileId;
+using sjail::namespace_stamp;
+using sjail::SourceId;
+
+namespace {
+
+sjail::Config config() {
+    auto parsed = sjail::parse_config({"jail=/mnt/jail", "bind=/data:/opt/data"});
+    EXPECT_TRUE(parsed.status.ok());
+    return parsed.config;
+}
+
+const std::vector<SourceId> kSources = {{"/etc/resolv.conf", {2049, 915}, 30},
+                                        {"/data", {51, 2}, 77}};
+
+} // namespace
+
+TEST(NodeStamp, SameInputsSameStamp) {
+    EXPECT_EQ(namespace_stamp(config(), "0.1.0 a", {1, 2}, kSources),
+              namespace_stamp(config(), "0.1.0 a", {1, 2}, kSources));
+}
+
+TEST(NodeStamp, ChangesWithEverythingTheNamespaceIsBuiltFrom) {
+    const std::string base = namespace_stamp(config(), "0.1.0 a", {1, 2}, kSources);
+    EXPECT_NE(namespace_stamp(config(), "0.1.1 a", {1, 2}, kSources), base) << "plugin upgrade";
+    EXPECT_NE(namespace_stamp(config(), "0.1.0 a", {1, 3}, kSources), base) << "new jail dir";
+    auto renamed = kSources;
+    renamed[0].id.ino = 916; // /etc/resolv.conf replaced by rename
+    EXPECT_NE(namespace_stamp(config(), "0.1.0 a", {1, 2}, renamed), base);
+    auto unmounted = kSources;
+    unmounted[1] = {"/data", {2049, 4000}, 30}; // the underlying directory shows again
+    EXPECT_NE(namespace_stamp(config(), "0.1.0 a", {1, 2}, unmounted), base);
+    auto remounted = kSources;
+    remounted[1].mount_id = 78; // same inode, another mount
+    EXPECT_NE(namespace_stamp(config(), "0.1.0 a", {1, 2}, remounted), base);
+    auto other = config();
+    other.binds[0].read_only = true;
+    EXPECT_NE(namespace_stamp(other, "0.1.0 a", {1, 2}, kSources), base) << "settings";
+}
