@@ -6,6 +6,8 @@
 // FAKE_NVML_FAULT_GPU (default 3):
 //   lost, ecc, retired_pages, remap_pending, remap_failed, pcie_width,
 //   pcie_gen, pcie_gen_idle, nvlink, hot, throttle, hang, init_fail, missing_gpu
+#include "nvml_api.hpp"
+
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -15,29 +17,9 @@
 #include <unistd.h>
 #include <vector>
 
-extern "C" {
-typedef int nvmlReturn_t;
-typedef struct nvmlDevice_st *nvmlDevice_t;
-typedef struct nvmlPciInfo_st {
-    char busIdLegacy[16];
-    unsigned int domain;
-    unsigned int bus;
-    unsigned int device;
-    unsigned int pciDeviceId;
-    unsigned int pciSubSystemId;
-    char busId[32];
-} nvmlPciInfo_t;
-}
-
 namespace {
 
-constexpr nvmlReturn_t kOk = 0;
-constexpr nvmlReturn_t kUninitialized = 1;
-constexpr nvmlReturn_t kInvalidArgument = 2;
-constexpr nvmlReturn_t kNotSupported = 3;
-constexpr nvmlReturn_t kInsufficientSize = 7;
-constexpr nvmlReturn_t kDriverNotLoaded = 9;
-constexpr nvmlReturn_t kGpuIsLost = 15;
+using namespace sjh::nvml;
 constexpr unsigned kLinks = 18;
 
 struct State {
@@ -122,12 +104,12 @@ bool faulty(nvmlDevice_t d, const char *fault) {
 // Every device call first checks init and the "lost" and "hang" faults.
 nvmlReturn_t enter(nvmlDevice_t d) {
     if (!state().initialized) {
-        return kUninitialized;
+        return kErrorUninitialized;
     }
     if (faulty(d, "lost")) {
-        return kGpuIsLost;
+        return kErrorGpuIsLost;
     }
-    return kOk;
+    return kSuccess;
 }
 
 } // namespace
@@ -138,7 +120,7 @@ nvmlReturn_t nvmlInit_v2() {
     const char *fault = std::getenv("FAKE_NVML_FAULT");
     state().fault = fault != nullptr ? fault : "";
     if (state().fault == "init_fail") {
-        return kDriverNotLoaded;
+        return kErrorDriverNotLoaded;
     }
     if (const char *g = std::getenv("FAKE_NVML_GPUS")) {
         state().gpus = static_cast<unsigned>(std::strtoul(g, nullptr, 10));
@@ -148,30 +130,30 @@ nvmlReturn_t nvmlInit_v2() {
     }
     const char *csv = std::getenv("FAKE_NVML_CSV");
     if (csv == nullptr || !load_csv(csv)) {
-        return kDriverNotLoaded;
+        return kErrorDriverNotLoaded;
     }
     state().initialized = true;
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlShutdown() {
     state().initialized = false;
-    return kOk;
+    return kSuccess;
 }
 
 const char *nvmlErrorString(nvmlReturn_t rc) {
     switch (rc) {
-    case kOk:
+    case kSuccess:
         return "Success";
-    case kUninitialized:
+    case kErrorUninitialized:
         return "Uninitialized";
-    case kInvalidArgument:
+    case kErrorInvalidArgument:
         return "Invalid Argument";
-    case kNotSupported:
+    case kErrorNotSupported:
         return "Not Supported";
-    case kDriverNotLoaded:
+    case kErrorDriverNotLoaded:
         return "Driver Not Loaded";
-    case kGpuIsLost:
+    case kErrorGpuIsLost:
         return "GPU is lost";
     default:
         return "Unknown Error";
@@ -180,37 +162,37 @@ const char *nvmlErrorString(nvmlReturn_t rc) {
 
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *count) {
     if (!state().initialized) {
-        return kUninitialized;
+        return kErrorUninitialized;
     }
     *count = state().fault == "missing_gpu" ? state().gpus - 1 : state().gpus;
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t *device) {
     if (!state().initialized) {
-        return kUninitialized;
+        return kErrorUninitialized;
     }
     if (index >= state().gpus || index >= kMaxGpus) {
-        return kInvalidArgument;
+        return kErrorInvalidArgument;
     }
     *device = reinterpret_cast<nvmlDevice_t>(device_slots() + index);
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned length) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     const auto &n = field("name");
     if (n.size() + 1 > length) {
-        return kInsufficientSize;
+        return kErrorInsufficientSize;
     }
     std::memcpy(name, n.c_str(), n.size() + 1);
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     // The capture's bus id "00000000:00:09.0", with the bus number made unique per GPU.
@@ -220,11 +202,11 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci) {
                       std::string(1, "0123456789ABCDEF"[pci->bus & 0xF]) + ":00.0";
     std::strncpy(pci->busId, text.c_str(), sizeof pci->busId - 1);
     std::strncpy(pci->busIdLegacy, text.c_str() + 4, sizeof pci->busIdLegacy - 1);
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int, int, unsigned long long *count) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     if (faulty(d, "hang")) {
@@ -233,97 +215,97 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int, int, unsigned long
         }
     }
     *count = faulty(d, "ecc") ? 2 : number("ecc.errors.uncorrected.volatile.total");
-    return kOk;
+    return kSuccess;
 }
 
-nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, int *pending) {
-    if (const auto rc = enter(d); rc != kOk) {
+nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, nvmlEnableState_t *pending) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     if (faulty(d, "retired_pages")) {
         *pending = 1;
-        return kOk;
+        return kSuccess;
     }
     if (na("retired_pages.pending")) {
-        return kNotSupported; // H100 uses row remapping instead
+        return kErrorNotSupported; // H100 uses row remapping instead
     }
     *pending = field("retired_pages.pending") == "Yes" ? 1 : 0;
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned *corr, unsigned *unc,
                                        unsigned *pending, unsigned *failed) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     *corr = number("remapped_rows.correctable");
     *unc = number("remapped_rows.uncorrectable");
     *pending = faulty(d, "remap_pending") || field("remapped_rows.pending") == "Yes" ? 1 : 0;
     *failed = faulty(d, "remap_failed") || field("remapped_rows.failure") == "Yes" ? 1 : 0;
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned *v) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     const bool slow = faulty(d, "pcie_gen") || faulty(d, "pcie_gen_idle");
     *v = slow ? 3 : number("pcie.link.gen.gpucurrent");
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned *v) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     *v = number("pcie.link.gen.max");
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned *v) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     *v = faulty(d, "pcie_width") ? 8 : number("pcie.link.width.current");
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned *v) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     *v = number("pcie.link.width.max");
-    return kOk;
+    return kSuccess;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, int *active) {
-    if (const auto rc = enter(d); rc != kOk) {
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, nvmlEnableState_t *active) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     if (link >= kLinks) {
-        return kInvalidArgument;
+        return kErrorInvalidArgument;
     }
     *active = faulty(d, "nvlink") && link == 5 ? 0 : 1;
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int, unsigned *t) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     *t = faulty(d, "hot") ? 92 : number("temperature.gpu");
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t d, int, unsigned *) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
-    return kNotSupported; // the capture only has a relative T.Limit
+    return kErrorNotSupported; // the capture only has a relative T.Limit
 }
 
 nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *r) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     *r = std::strtoull(field("clocks_event_reasons.active").c_str(), nullptr, 16);
@@ -339,7 +321,7 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned lon
     if (faulty(d, "pcie_gen_idle")) {
         *r |= 1ULL;
     }
-    return kOk;
+    return kSuccess;
 }
 
 } // extern "C"
