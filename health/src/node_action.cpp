@@ -1,6 +1,7 @@
 #include "node_action.hpp"
 
 #include "failure_count.hpp"
+#include "failure_state_file.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>

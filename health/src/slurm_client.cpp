@@ -8,30 +8,6 @@
 
 namespace sjh {
 
-std::string explain_slurm_failure(const std::string &tool, const std::string &stderr_text,
-                                  int exit_code) {
-    std::string detail = stderr_text;
-    while (!detail.empty() && (detail.back() == '\n' || detail.back() == ' ')) {
-        detail.pop_back();
-    }
-    if (detail.find("Unable to contact slurm controller") != std::string::npos ||
-        detail.find("Connection refused") != std::string::npos ||
-        detail.find("Socket timed out") != std::string::npos) {
-        return fmt::format("cannot reach slurmctld ({} says: {}); check that slurmctld runs and "
-                           "that SlurmctldHost/SlurmctldPort in slurm.conf (or SLURM_CONF) "
-                           "point at it; nothing was changed",
-                           tool, detail);
-    }
-    if (detail.find("authentication") != std::string::npos ||
-        detail.find("Munge") != std::string::npos) {
-        return fmt::format("{} cannot authenticate to slurmctld ({}); check that munged runs "
-                           "with the cluster's key; nothing was changed",
-                           tool, detail);
-    }
-    return fmt::format("{} failed with exit code {}: {}", tool, exit_code,
-                       detail.empty() ? "(no error output)" : detail);
-}
-
 std::string SlurmClient::run(const std::string &tool, const std::vector<std::string> &args) const {
     std::vector<std::string> argv{tool};
     argv.insert(argv.end(), args.begin(), args.end());

@@ -38,8 +38,4 @@ class SlurmClient {
     SlurmTools tools_;
 };
 
-// Pure: the message for a failed Slurm command.
-std::string explain_slurm_failure(const std::string &tool, const std::string &stderr_text,
-                                  int exit_code);
-
 } // namespace sjh

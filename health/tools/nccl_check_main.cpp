@@ -2,14 +2,14 @@
 // and drains/resumes the node. See man/slurm-jail-nccl-check.8.
 #include "nccl_output.hpp"
 #include "nccl_verdict.hpp"
-#include "node_action.hpp"
 #include "nvml_probe.hpp"
+#include "slurm_client.hpp"
 #include "subprocess.hpp"
 
+#include "node_check.hpp"
 #include "program_main.hpp"
 
 #include <CLI/CLI.hpp>
-#include <cstdlib>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -20,7 +20,6 @@ using namespace sjh;
 
 struct Options : NodeActionOptions {
     std::string config = kDefaultConfig;
-    std::string node;
     std::string binary = "all_reduce_perf";
     std::string args = "-b 8G -e 8G -f 2 -g {gpus}";
     std::vector<std::string> env;
@@ -36,7 +35,6 @@ void add_options(CLI::App &app, Options &o) {
     app.add_option("--config", o.config,
                    "Config file; its [nccl-check] section holds defaults for these options")
         ->capture_default_str();
-    app.add_option("--node", o.node, "Slurm node name (default: $SLURMD_NODENAME)");
     app.add_option("--binary", o.binary, "all_reduce_perf to run")->capture_default_str();
     app.add_option("--args", o.args, "Its arguments, split on spaces; {gpus} becomes the GPU count")
         ->capture_default_str();
@@ -112,15 +110,7 @@ nlohmann::json to_json(const NcclOutput &out, const NcclVerdict &v, const NcclRu
 }
 
 int run(Options &o) {
-    if (o.node.empty()) {
-        if (const char *env = std::getenv("SLURMD_NODENAME")) {
-            o.node = env;
-        }
-    }
-    if (o.node.empty() && !o.no_drain) {
-        throw std::runtime_error("no node name: inside a Slurm job SLURMD_NODENAME is set; "
-                                 "otherwise pass --node NAME, or --no-drain to only report");
-    }
+    resolve_node_name(o, "inside a Slurm job SLURMD_NODENAME is set");
     std::vector<Threshold> overrides;
     for (const auto &spec : o.thresholds) {
         overrides.push_back(parse_threshold(spec));
@@ -151,7 +141,6 @@ int run(Options &o) {
     run.timeout_s = o.timeout_s;
     const auto out = parse_nccl_output(r.out);
     const auto v = judge_nccl(out, run, threshold, o.gpus);
-    std::FILE *log = o.json ? stderr : stdout;
     if (o.json) {
         fmt::print("{}\n", to_json(out, v, run, o, threshold).dump(2));
     } else {
@@ -162,16 +151,7 @@ int run(Options &o) {
         }
     }
     (void)std::fflush(stdout);
-    if (!o.no_drain) {
-        SlurmTools tools;
-        tools.scontrol = o.scontrol;
-        ActionSettings s;
-        s.node = o.node;
-        s.state_file = o.state_dir + "/nccl-check.failures";
-        s.drain_after = o.drain_after;
-        s.dry_run = o.dry_run;
-        act_on_outcome(SlurmClient(tools), s, "nccl", v.pass, v.cause, log);
-    }
+    act_on_node(o, {"nccl", "nccl-check.failures", v.pass, v.cause}, SlurmTools{}.timeout_s);
     return v.pass ? 0 : 1;
 }
 
