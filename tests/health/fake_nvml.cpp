@@ -1,31 +1,30 @@
 // A fake libnvidia-ml.so.1 for the tests. It answers the NVML calls the quick
-// check makes with values read from a real `nvidia-smi --query-gpu` capture
-// (FAKE_NVML_CSV, e.g. ../shared/fixtures/nvidia-smi/02_h100_sxm_query-gpu_csv_idle.txt),
-// repeated for FAKE_NVML_GPUS GPUs (default 8) with 18 NVLinks each (as in
-// 04_h100_sxm_nvlink-s.txt). FAKE_NVML_FAULT injects one failure on GPU
-// FAKE_NVML_FAULT_GPU (default 3):
+// check makes with values read from a real nvidia-smi capture (see
+// fake_nvml_capture.hpp):
+//   FAKE_NVML_QUERY  an `nvidia-smi -q` capture, e.g. 07_h200_nvidia-smi-q_idle.txt:
+//                    the node as recorded (one H200, no NVLink);
+//   FAKE_NVML_CSV    otherwise, a `--query-gpu` CSV capture, e.g.
+//                    02_h100_sxm_query-gpu_csv_idle.txt: an 8x H100 board.
+// FAKE_NVML_GPUS overrides the GPU count. FAKE_NVML_FAULT injects one failure
+// on GPU FAKE_NVML_FAULT_GPU (default 3):
 //   lost, ecc, retired_pages, remap_pending, remap_failed, pcie_width,
 //   pcie_gen, pcie_gen_idle, nvlink, hot, throttle, hang, init_fail, missing_gpu
+#include "fake_nvml_capture.hpp"
 #include "nvml_api.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <unistd.h>
-#include <vector>
 
 namespace {
 
 using namespace sjh::nvml;
-constexpr unsigned kLinks = 18;
 
 struct State {
     bool initialized = false;
-    std::map<std::string, std::string> csv;
-    unsigned gpus = 8;
+    fake_nvml::Capture capture;
     std::string fault;
     unsigned fault_gpu = 3;
 };
@@ -35,47 +34,24 @@ State &state() {
     return s;
 }
 
-std::string trim(const std::string &s) {
-    const auto a = s.find_first_not_of(' ');
-    const auto b = s.find_last_not_of(" \r");
-    return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
-}
-
-std::vector<std::string> split_csv(const std::string &line) {
-    std::vector<std::string> out;
-    std::stringstream ss(line);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        out.push_back(trim(item));
+bool load_capture() {
+    const char *query = std::getenv("FAKE_NVML_QUERY");
+    const char *csv = std::getenv("FAKE_NVML_CSV");
+    auto c = query != nullptr ? fake_nvml::load_nvidia_smi_q(query)
+             : csv != nullptr ? fake_nvml::load_query_gpu_csv(csv)
+                              : std::nullopt;
+    if (!c) {
+        return false;
     }
-    return out;
-}
-
-bool load_csv(const char *path) {
-    std::ifstream in(path);
-    std::string line;
-    std::vector<std::string> header;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') {
-            continue; // the capture's banner
-        }
-        if (header.empty()) {
-            header = split_csv(line);
-            continue;
-        }
-        const auto values = split_csv(line);
-        for (std::size_t i = 0; i < header.size() && i < values.size(); ++i) {
-            state().csv[header[i]] = values[i];
-        }
-        return true;
-    }
-    return false;
+    state().capture = *c;
+    return true;
 }
 
 const std::string &field(const char *key) {
     static const std::string none = "[N/A]";
-    const auto it = state().csv.find(key);
-    return it == state().csv.end() ? none : it->second;
+    const auto &fields = state().capture.fields;
+    const auto it = fields.find(key);
+    return it == fields.end() ? none : it->second;
 }
 
 bool na(const char *key) {
@@ -122,15 +98,14 @@ nvmlReturn_t nvmlInit_v2() {
     if (state().fault == "init_fail") {
         return kErrorDriverNotLoaded;
     }
+    if (!load_capture()) {
+        return kErrorDriverNotLoaded;
+    }
     if (const char *g = std::getenv("FAKE_NVML_GPUS")) {
-        state().gpus = static_cast<unsigned>(std::strtoul(g, nullptr, 10));
+        state().capture.gpus = static_cast<unsigned>(std::strtoul(g, nullptr, 10));
     }
     if (const char *g = std::getenv("FAKE_NVML_FAULT_GPU")) {
         state().fault_gpu = static_cast<unsigned>(std::strtoul(g, nullptr, 10));
-    }
-    const char *csv = std::getenv("FAKE_NVML_CSV");
-    if (csv == nullptr || !load_csv(csv)) {
-        return kErrorDriverNotLoaded;
     }
     state().initialized = true;
     return kSuccess;
@@ -164,7 +139,7 @@ nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *count) {
     if (!state().initialized) {
         return kErrorUninitialized;
     }
-    *count = state().fault == "missing_gpu" ? state().gpus - 1 : state().gpus;
+    *count = state().fault == "missing_gpu" ? state().capture.gpus - 1 : state().capture.gpus;
     return kSuccess;
 }
 
@@ -172,7 +147,7 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t *device)
     if (!state().initialized) {
         return kErrorUninitialized;
     }
-    if (index >= state().gpus || index >= kMaxGpus) {
+    if (index >= state().capture.gpus || index >= kMaxGpus) {
         return kErrorInvalidArgument;
     }
     *device = reinterpret_cast<nvmlDevice_t>(device_slots() + index);
@@ -195,13 +170,13 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci) {
     if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
-    // The capture's bus id "00000000:00:09.0", with the bus number made unique per GPU.
+    // One bus per GPU, from the capture's (see fake_nvml_capture.hpp).
     std::memset(pci, 0, sizeof *pci);
-    pci->bus = 0x18 + index_of(d) * 0x10;
-    const auto text = "00000000:" + std::string(1, "0123456789ABCDEF"[pci->bus >> 4]) +
-                      std::string(1, "0123456789ABCDEF"[pci->bus & 0xF]) + ":00.0";
-    std::strncpy(pci->busId, text.c_str(), sizeof pci->busId - 1);
-    std::strncpy(pci->busIdLegacy, text.c_str() + 4, sizeof pci->busIdLegacy - 1);
+    pci->bus = state().capture.bus + index_of(d) * 0x10;
+    pci->device = state().capture.device;
+    std::snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:%02X.0", pci->bus, pci->device);
+    std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "0000:%02X:%02X.0", pci->bus,
+                  pci->device);
     return kSuccess;
 }
 
@@ -282,7 +257,10 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, nvmlEnableS
     if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
-    if (link >= kLinks) {
+    if (state().capture.nvlinks == 0) {
+        return kErrorNotSupported;
+    }
+    if (link >= state().capture.nvlinks) {
         return kErrorInvalidArgument;
     }
     *active = faulty(d, "nvlink") && link == 5 ? 0 : 1;

@@ -9,6 +9,8 @@ FIXTURES=$(cd "$SLURM_JAIL_ROOT/../shared/fixtures" && pwd)
 FAKE_NVML=$SLURM_JAIL_BUILD_DIR/tests/health/fake-nvml/libnvidia-ml.so.1
 FAKE_NCCL=$SLURM_JAIL_ROOT/tests/health/fake_all_reduce_perf
 export FAKE_NVML_CSV=$FIXTURES/nvidia-smi/02_h100_sxm_query-gpu_csv_idle.txt
+# The fake NVML presents the recorded H200 VM instead when FAKE_NVML_QUERY names this.
+H200_QUERY=$FIXTURES/nvidia-smi/07_h200_nvidia-smi-q_idle.txt
 
 gpu_check() {
     "$HEALTH_BIN/slurm-jail-gpu-check" --config /dev/null --nvml-library "$FAKE_NVML" "$@"

@@ -82,6 +82,24 @@ nccl() {
     echo "$output" | jq -e '.gpu_model == "NVIDIA H100 80GB HBM3" and .gpus == 4'
 }
 
+@test "the real one-H200 sweep passes on correctness alone; its bandwidth is not judged" {
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/10_h200x1_sweep_v2.19.6_real.txt FAKE_NVML_QUERY=$H200_QUERY \
+        nccl --nvml-library "$FAKE_NVML"
+    assert_success
+    assert_line 'PASS n1: NCCL all_reduce check passed'
+    assert_line '  one GPU: bus bandwidth is 0 by definition and is not judged'
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/10_h200x1_sweep_v2.19.6_real.txt FAKE_NVML_QUERY=$H200_QUERY \
+        nccl --nvml-library "$FAKE_NVML" --json
+    assert_success
+    echo "$output" | jq -e '.gpu_model == "NVIDIA H200" and .gpus == 1 and .threshold_gbps == null'
+    echo "$output" | jq -e '.busbw_gbps == 0 and .size_bytes == 8589934592 and .rows == 31'
+    # the same run with an NCCL error still fails
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/10_h200x1_sweep_v2.19.6_real.txt FAKE_NCCL_EXIT=3 \
+        nccl --gpu-model 'NVIDIA H200' --gpus 1
+    assert_failure 1
+    assert_line 'FAIL n1: all_reduce_perf exited with code 3 (NCCL error)'
+}
+
 @test "missing threshold, missing binary and bad thresholds are clear errors" {
     FAKE_NCCL_FIXTURE=$FIXTURES/nccl/02_healthy_2gpu_nvlink_a40.txt \
         nccl --gpu-model 'Tesla V100' --gpus 8
