@@ -1,18 +1,34 @@
 #include "slurm_client.hpp"
 
+#include "child_env.hpp"
 #include "slurm_text.hpp"
 #include "subprocess.hpp"
+#include "trusted_path.hpp"
+
+#include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 namespace sjh {
 
+std::string find_slurm_tool(const std::string &tool) {
+    const auto found = find_trusted_program(tool);
+    if (found.error != 0) {
+        throw SlurmError(fmt::format("cannot run '{}': {}; install slurm-client or pass its path "
+                                     "(--scontrol/--sinfo/--sbatch)",
+                                     tool, std::strerror(found.error)));
+    }
+    return found.path;
+}
+
 std::string SlurmClient::run(const std::string &tool, const std::vector<std::string> &args) const {
-    std::vector<std::string> argv{tool};
+    // Run as root: never from $PATH, never with the caller's loader variables.
+    std::vector<std::string> argv{find_slurm_tool(tool)};
     argv.insert(argv.end(), args.begin(), args.end());
     CommandOptions opts;
     opts.timeout = std::chrono::seconds(tools_.timeout_s);
+    opts.environment = child_environment(current_environment(), {"SLURM_CONF"}, {});
     const auto r = run_command(argv, opts);
     if (!r.started) {
         throw SlurmError(fmt::format("cannot run '{}': {}; install slurm-client or pass its path "

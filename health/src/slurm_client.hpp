@@ -1,5 +1,8 @@
 // Thin layer over scontrol, sinfo and sbatch. Every failure becomes a
-// SlurmError whose message names the cause and the fix.
+// SlurmError whose message names the cause and the fix. The tools are found
+// as trusted programs (never through $PATH) and run with a clean environment
+// that keeps only SLURM_CONF (child_env.hpp); sbatch passes that environment
+// on to the job.
 #pragma once
 
 #include "reason.hpp"
@@ -20,6 +23,11 @@ struct SlurmTools {
     std::string sbatch = "sbatch";
     int timeout_s = 20;
 };
+
+// The trusted path of a Slurm tool (a path, or a name looked up in kSafePath).
+// Throws SlurmError when it does not exist and UntrustedPath when another user
+// could have changed it.
+std::string find_slurm_tool(const std::string &tool);
 
 class SlurmClient {
   public:

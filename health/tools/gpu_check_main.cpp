@@ -6,6 +6,7 @@
 #include "nvml_probe.hpp"
 #include "report.hpp"
 #include "slurm_client.hpp"
+#include "trusted_path.hpp"
 
 #include "node_check.hpp"
 #include "program_main.hpp"
@@ -102,6 +103,8 @@ std::vector<XidEvent> scan_xids(const Options &o, Evaluation &problems_out) {
 int run(Options &o) {
     const auto start = Clock::now();
     resolve_node_name(o, "slurmd sets SLURMD_NODENAME");
+    check_node_action_paths(o);
+    const auto nvml_library = trusted_library(o.nvml_library);
     if (!o.fatal_xids.empty()) {
         (void)parse_xid_list(o.fatal_xids); // bad input fails before any work
     }
@@ -115,7 +118,7 @@ int run(Options &o) {
 
     // NVML gets most of the budget; the rest is kept for Xids and Slurm.
     const double probe_budget = o.budget_s * 0.75 - seconds_since(start);
-    const auto probe = probe_gpus(o.nvml_library, ms(std::max(0.1, probe_budget)));
+    const auto probe = probe_gpus(nvml_library, ms(std::max(0.1, probe_budget)));
     Evaluation extra;
     Evaluation ev;
     if (probe.snapshot) {

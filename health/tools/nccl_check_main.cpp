@@ -1,15 +1,18 @@
 // slurm-jail-nccl-check: runs all_reduce_perf on this node, judges the result
 // and drains/resumes the node. See man/slurm-jail-nccl-check.8.
+#include "child_env.hpp"
 #include "nccl_output.hpp"
 #include "nccl_verdict.hpp"
 #include "nvml_probe.hpp"
 #include "slurm_client.hpp"
 #include "subprocess.hpp"
+#include "trusted_path.hpp"
 
 #include "node_check.hpp"
 #include "program_main.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cstring>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -18,9 +21,16 @@ namespace {
 
 using namespace sjh;
 
+// Where images/nccl-tests installs it in the jail (docs/contract.md).
+constexpr const char *kDefaultAllReducePerf = "/usr/lib/slurm-jail/nccl-tests/bin/all_reduce_perf";
+
+// What all_reduce_perf keeps of the check's environment besides the fixed
+// PATH: the GPUs Slurm gave the job.
+const std::vector<std::string> kKeptEnvironment = {"CUDA_VISIBLE_DEVICES"};
+
 struct Options : NodeActionOptions {
     std::string config = kDefaultConfig;
-    std::string binary = "all_reduce_perf";
+    std::string binary = kDefaultAllReducePerf;
     std::string args = "-b 8G -e 8G -f 2 -g {gpus}";
     std::vector<std::string> env;
     int timeout_s = 900;
@@ -35,10 +45,15 @@ void add_options(CLI::App &app, Options &o) {
     app.add_option("--config", o.config,
                    "Config file; its [nccl-check] section holds defaults for these options")
         ->capture_default_str();
-    app.add_option("--binary", o.binary, "all_reduce_perf to run")->capture_default_str();
+    app.add_option("--binary", o.binary,
+                   "all_reduce_perf to run (it and every directory above it root-owned, not "
+                   "writable by group or others)")
+        ->capture_default_str();
     app.add_option("--args", o.args, "Its arguments, split on spaces; {gpus} becomes the GPU count")
         ->capture_default_str();
-    app.add_option("--env", o.env, "Extra environment KEY=VALUE (repeatable)")
+    app.add_option("--env", o.env,
+                   "Environment KEY=VALUE for all_reduce_perf (repeatable); it gets only these, "
+                   "PATH and CUDA_VISIBLE_DEVICES")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->expected(1)
         ->allow_extra_args(false);
@@ -58,9 +73,22 @@ void add_options(CLI::App &app, Options &o) {
     add_node_action_options(app, o);
 }
 
-std::vector<std::string> build_argv(const Options &o, unsigned gpus) {
-    std::vector<std::string> argv{o.binary};
-    std::istringstream in(o.args);
+// The binary as a trusted absolute path (never looked up in $PATH).
+std::string find_all_reduce_perf(const std::string &binary) {
+    const auto found = find_trusted_program(binary);
+    if (found.error != 0) {
+        throw std::runtime_error(fmt::format(
+            "cannot run '{}': {}; install nccl-tests or pass --binary PATH (images/nccl-tests "
+            "builds it for the jail)",
+            binary, std::strerror(found.error)));
+    }
+    return found.path;
+}
+
+std::vector<std::string> build_argv(const std::string &binary, const std::string &args,
+                                    unsigned gpus) {
+    std::vector<std::string> argv{binary};
+    std::istringstream in(args);
     std::string word;
     while (in >> word) {
         for (auto p = word.find("{gpus}"); p != std::string::npos; p = word.find("{gpus}")) {
@@ -75,7 +103,7 @@ void resolve_gpus(Options &o) {
     if (!o.gpu_model.empty() && o.gpus > 0) {
         return;
     }
-    const auto probe = probe_gpus(o.nvml_library, std::chrono::seconds(30));
+    const auto probe = probe_gpus(trusted_library(o.nvml_library), std::chrono::seconds(30));
     if (!probe.snapshot) {
         throw std::runtime_error(fmt::format(
             "cannot learn the GPU model and count from NVML ({}); pass --gpu-model and --gpus",
@@ -111,6 +139,9 @@ nlohmann::json to_json(const NcclOutput &out, const NcclVerdict &v, const NcclRu
 
 int run(Options &o) {
     resolve_node_name(o, "inside a Slurm job SLURMD_NODENAME is set");
+    check_node_action_paths(o);
+    const auto binary = find_all_reduce_perf(o.binary);
+    const auto environment = child_environment(current_environment(), kKeptEnvironment, o.env);
     std::vector<Threshold> overrides;
     for (const auto &spec : o.thresholds) {
         overrides.push_back(parse_threshold(spec));
@@ -127,8 +158,8 @@ int run(Options &o) {
     CommandOptions copts;
     copts.timeout = std::chrono::seconds(o.timeout_s);
     copts.merge_stderr = true;
-    copts.extra_env = o.env;
-    const auto r = run_command(build_argv(o, o.gpus), copts);
+    copts.environment = environment;
+    const auto r = run_command(build_argv(binary, o.args, o.gpus), copts);
     if (!r.started) {
         throw std::runtime_error(fmt::format("cannot run '{}': {}; install nccl-tests or pass "
                                              "--binary PATH",
@@ -151,7 +182,9 @@ int run(Options &o) {
         }
     }
     (void)std::fflush(stdout);
-    act_on_node(o, {"nccl", "nccl-check.failures", v.pass, v.cause}, SlurmTools{}.timeout_s);
+    // One counter file per node: inside the jail the state directory is shared.
+    act_on_node(o, {"nccl", "nccl-check." + o.node + ".failures", v.pass, v.cause},
+                SlurmTools{}.timeout_s);
     return v.pass ? 0 : 1;
 }
 

@@ -1,6 +1,7 @@
 #include "node_check.hpp"
 
 #include "node_action.hpp"
+#include "trusted_path.hpp"
 
 #include <cstdlib>
 #include <fmt/format.h>
@@ -32,6 +33,18 @@ void resolve_node_name(NodeActionOptions &o, std::string_view usual_source) {
                                              "--no-drain to only report",
                                              usual_source));
     }
+    // It names the node's failure counter file, so it must be one file name.
+    if (o.node.find('/') != std::string::npos || o.node == "." || o.node == "..") {
+        throw std::runtime_error(fmt::format("'{}' is not a Slurm node name", o.node));
+    }
+}
+
+void check_node_action_paths(const NodeActionOptions &o) {
+    if (o.no_drain) {
+        return;
+    }
+    (void)check_state_dir(o.state_dir);
+    (void)find_slurm_tool(o.scontrol);
 }
 
 void act_on_node(const NodeActionOptions &o, const CheckResult &result, int scontrol_timeout_s) {

@@ -24,6 +24,11 @@ void add_node_action_options(CLI::App &app, NodeActionOptions &o);
 // the error starts with `usual_source`, where the name normally comes from.
 void resolve_node_name(NodeActionOptions &o, std::string_view usual_source);
 
+// Before the check's own work: --state-dir and --scontrol can be used (they
+// exist where they must, and nobody but root can change them), so that a long
+// check does not end in a configuration error. Nothing to do with --no-drain.
+void check_node_action_paths(const NodeActionOptions &o);
+
 struct CheckResult {
     std::string check;      // "gpu" or "nccl": the drain reason's check name
     std::string state_file; // the failure counter's file name in --state-dir

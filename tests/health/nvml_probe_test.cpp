@@ -45,8 +45,8 @@ class NvmlProbe : public ::testing::Test {
 
     // GPU 0's row of the plain `nvidia-smi` table recorded on the same machine (08).
     static std::string h200_table_row() {
-        const auto table = test::read_file(test::fixtures() / "nvidia-smi" /
-                                           "08_h200_nvidia-smi_idle.txt");
+        const auto table =
+            test::read_file(test::fixtures() / "nvidia-smi" / "08_h200_nvidia-smi_idle.txt");
         const auto at = table.find("|   0  ");
         return at == std::string::npos ? "" : table.substr(at, table.find('\n', at) - at);
     }
