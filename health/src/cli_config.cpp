@@ -1,18 +1,12 @@
 #include "cli_config.hpp"
 
+#include "text.hpp"
+
 #include <fmt/format.h>
 #include <stdexcept>
 
 namespace sjh {
 namespace {
-
-std::string_view trim(std::string_view s) {
-    const auto a = s.find_first_not_of(" \t\r");
-    if (a == std::string_view::npos) {
-        return {};
-    }
-    return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
-}
 
 std::string unquote(std::string_view v) {
     if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) {
@@ -26,15 +20,9 @@ std::string unquote(std::string_view v) {
 std::vector<std::string> config_args(std::string_view text, std::string_view section) {
     std::vector<std::string> out;
     std::string current;
-    std::size_t pos = 0;
     unsigned lineno = 0;
-    while (pos < text.size()) {
-        auto nl = text.find('\n', pos);
-        if (nl == std::string_view::npos) {
-            nl = text.size();
-        }
-        const auto line = trim(text.substr(pos, nl - pos));
-        pos = nl + 1;
+    for (const auto raw : lines(text)) {
+        const auto line = trim(raw);
         ++lineno;
         if (line.empty() || line.front() == '#' || line.front() == ';') {
             continue;

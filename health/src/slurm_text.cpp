@@ -1,5 +1,7 @@
 #include "slurm_text.hpp"
 
+#include "text.hpp"
+
 #include <fmt/format.h>
 #include <regex>
 #include <set>
@@ -48,14 +50,7 @@ std::string parse_scontrol_gres(std::string_view text) {
 std::vector<NodeState> parse_sinfo_nodes(std::string_view text) {
     std::vector<NodeState> out;
     std::set<std::string> seen;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        auto nl = text.find('\n', pos);
-        if (nl == std::string_view::npos) {
-            nl = text.size();
-        }
-        const auto line = text.substr(pos, nl - pos);
-        pos = nl + 1;
+    for (const auto line : lines(text)) {
         const auto bar = line.find('|');
         if (bar == std::string_view::npos) {
             continue;

@@ -1,6 +1,7 @@
 #include "trusted_path.hpp"
 
 #include "child_env.hpp"
+#include "text.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -16,19 +17,13 @@ namespace {
 
 constexpr int kMaxSymlinks = 40; // as the kernel's MAXSYMLINKS
 
-std::deque<std::string> split(const std::string &path) {
+// The components that lead somewhere: no empty ones, no ".".
+std::deque<std::string> components(std::string_view path, char delim = '/') {
     std::deque<std::string> out;
-    std::size_t pos = 0;
-    while (pos <= path.size()) {
-        auto end = path.find('/', pos);
-        if (end == std::string::npos) {
-            end = path.size();
-        }
-        auto part = path.substr(pos, end - pos);
+    for (const auto part : split(path, delim)) {
         if (!part.empty() && part != ".") {
-            out.push_back(std::move(part));
+            out.emplace_back(part);
         }
-        pos = end + 1;
     }
     return out;
 }
@@ -65,7 +60,7 @@ void check(const std::string &given, const std::string &component, const struct 
 FoundPath find_trusted(const std::string &path, PathRole role) {
     const auto absolute =
         path.starts_with('/') ? path : std::filesystem::current_path().string() + "/" + path;
-    auto todo = split(absolute);
+    auto todo = components(absolute);
     std::string at = "/";
     struct stat st {};
     if (::lstat("/", &st) != 0) {
@@ -94,7 +89,7 @@ FoundPath find_trusted(const std::string &path, PathRole role) {
             if (ec) {
                 return {"", ec.value()};
             }
-            auto parts = split(target);
+            auto parts = components(target);
             todo.insert(todo.begin(), parts.begin(), parts.end());
             if (target.starts_with('/')) {
                 at.assign(1, '/'); // not at = "/": GCC 12 warns falsely (-Wrestrict)
@@ -114,7 +109,7 @@ FoundPath find_trusted_program(const std::string &name) {
     if (name.find('/') != std::string::npos) {
         return find_trusted(name, PathRole::file_to_use);
     }
-    for (const auto &dir : split(kSafePath)) {
+    for (const auto &dir : components(kSafePath, ':')) {
         const auto candidate = "/" + dir + "/" + name;
         struct stat st {};
         if (::stat(candidate.c_str(), &st) == 0) {
@@ -147,7 +142,7 @@ bool check_state_dir(const std::string &dir) {
 void make_state_dir(const std::string &dir) {
     // Each missing directory is made inside one already checked, so nobody
     // else can have put anything in its way.
-    const auto parts = split(std::filesystem::absolute(dir).lexically_normal().string());
+    const auto parts = components(std::filesystem::absolute(dir).lexically_normal().string());
     std::string at;
     for (std::size_t i = 0; i < parts.size(); ++i) {
         at += "/" + parts[i];

@@ -51,21 +51,15 @@ void add_options(CLI::App &app, Options &o) {
         ->capture_default_str();
     app.add_option("--args", o.args, "Its arguments, split on spaces; {gpus} becomes the GPU count")
         ->capture_default_str();
-    app.add_option("--env", o.env,
-                   "Environment KEY=VALUE for all_reduce_perf (repeatable); it gets only these, "
-                   "PATH and CUDA_VISIBLE_DEVICES")
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-        ->expected(1)
-        ->allow_extra_args(false);
+    repeatable(app.add_option("--env", o.env,
+                              "Environment KEY=VALUE for all_reduce_perf (repeatable); it gets "
+                              "only these, PATH and CUDA_VISIBLE_DEVICES"));
     app.add_option("--timeout", o.timeout_s, "Kill it after this many seconds")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
-    app.add_option("--threshold", o.thresholds,
-                   "Minimum busbw, MODELxGPUS=GBPS (repeatable; adds to/overrides the built-in "
-                   "table)")
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-        ->expected(1)
-        ->allow_extra_args(false);
+    repeatable(app.add_option("--threshold", o.thresholds,
+                              "Minimum busbw, MODELxGPUS=GBPS (repeatable; adds to/overrides the "
+                              "built-in table)"));
     app.add_option("--gpu-model", o.gpu_model, "GPU name to match thresholds (default: NVML)");
     app.add_option("--gpus", o.gpus, "GPU count (default: NVML)");
     app.add_option("--nvml-library", o.nvml_library, "NVML library to dlopen")

@@ -99,10 +99,7 @@ int run_main(int argc, char **argv) {
                    "Config file; its [nccl-submit] section holds defaults for these options")
         ->capture_default_str();
     app.add_option("--partition,-p", o.partition, "Only nodes of this partition");
-    app.add_option("--sbatch-arg", o.sbatch_args, "Extra sbatch argument (repeatable)")
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-        ->expected(1)
-        ->allow_extra_args(false);
+    repeatable(app.add_option("--sbatch-arg", o.sbatch_args, "Extra sbatch argument (repeatable)"));
     app.add_option("--check-command", o.check_command,
                    "slurm-jail-nccl-check's absolute path where the job runs: inside the jail")
         ->capture_default_str();

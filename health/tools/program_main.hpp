@@ -14,6 +14,13 @@
 
 namespace sjh {
 
+// An option given once per value and kept every time (--env A --env B).
+inline CLI::Option *repeatable(CLI::Option *option) {
+    return option->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->expected(1)
+        ->allow_extra_args(false);
+}
+
 inline int parse_and_run(CLI::App &app, int argc, char **argv, const char *section,
                          const std::function<int()> &run) {
     try {

@@ -131,6 +131,8 @@ TEST_F(TrustedPath, BareProgramNamesAreNeverLookedUpInPath) {
                 sh.path == "/bin/sh")
         << sh.path;
     EXPECT_EQ(none.error, ENOENT);
+    // Every directory of the list counts, /usr/sbin as well as /usr/bin.
+    EXPECT_EQ(find_trusted_program("ldconfig").path, "/usr/sbin/ldconfig");
 }
 
 TEST_F(TrustedPath, LibrariesByNameAreLeftToTheLoader) {
