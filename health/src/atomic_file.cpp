@@ -1,6 +1,7 @@
 #include "atomic_file.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -37,13 +38,17 @@ class Fd {
 void write_file_atomically(const std::string &path, std::string_view contents, unsigned mode) {
     const std::filesystem::path target(path);
     const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-    const std::string tmp =
-        fmt::format("{}/.{}.tmp.{}", dir.string(), target.filename().string(), ::getpid());
+    // A fresh name (O_EXCL): nothing planted at a guessable name is followed.
+    std::string tmp = fmt::format("{}/.{}.tmp.XXXXXX", dir.string(), target.filename().string());
     {
-        Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                     static_cast<mode_t>(mode)));
+        Fd fd(::mkostemp(tmp.data(), O_CLOEXEC));
         if (fd.get() < 0) {
             fail("create", tmp, errno);
+        }
+        if (::fchmod(fd.get(), static_cast<mode_t>(mode)) != 0) {
+            const int err = errno;
+            ::unlink(tmp.c_str());
+            fail("set the mode of", tmp, err);
         }
         std::size_t done = 0;
         while (done < contents.size()) {

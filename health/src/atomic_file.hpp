@@ -1,5 +1,6 @@
-// Replace a file's contents atomically: write a temp file in the same
-// directory, fsync it, rename it over the target, fsync the directory.
+// Replace a file's contents atomically: write a new temp file (mkostemp) in
+// the same directory, fsync it, rename it over the target (a symlink there is
+// replaced, never followed), fsync the directory.
 #pragma once
 
 #include <string>

@@ -1,21 +1,12 @@
 #include "cli_config.hpp"
 
-#include <algorithm>
+#include "text.hpp"
+
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace sjh {
 namespace {
-
-std::string_view trim(std::string_view s) {
-    const auto a = s.find_first_not_of(" \t\r");
-    if (a == std::string_view::npos) {
-        return {};
-    }
-    return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
-}
 
 std::string unquote(std::string_view v) {
     if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) {
@@ -29,15 +20,9 @@ std::string unquote(std::string_view v) {
 std::vector<std::string> config_args(std::string_view text, std::string_view section) {
     std::vector<std::string> out;
     std::string current;
-    std::size_t pos = 0;
     unsigned lineno = 0;
-    while (pos < text.size()) {
-        auto nl = text.find('\n', pos);
-        if (nl == std::string_view::npos) {
-            nl = text.size();
-        }
-        const auto line = trim(text.substr(pos, nl - pos));
-        pos = nl + 1;
+    for (const auto raw : lines(text)) {
+        const auto line = trim(raw);
         ++lineno;
         if (line.empty() || line.front() == '#' || line.front() == ';') {
             continue;
@@ -57,40 +42,6 @@ std::vector<std::string> config_args(std::string_view text, std::string_view sec
         }
     }
     return out;
-}
-
-std::vector<std::string> args_with_config(int argc, const char *const *argv,
-                                          std::string_view section) {
-    std::string path = kDefaultConfig;
-    bool explicit_path = false;
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == "--config" && i + 1 < argc) {
-            path = argv[i + 1];
-            explicit_path = true;
-        } else if (a.starts_with("--config=")) {
-            path = std::string(a.substr(9));
-            explicit_path = true;
-        }
-    }
-    std::vector<std::string> args;
-    std::ifstream in(path);
-    if (in) {
-        std::stringstream ss;
-        ss << in.rdbuf();
-        try {
-            args = config_args(ss.str(), section);
-        } catch (const std::invalid_argument &e) {
-            throw std::invalid_argument(fmt::format("{}: {}", path, e.what()));
-        }
-    } else if (explicit_path) {
-        throw std::invalid_argument(fmt::format("cannot read config file '{}'", path));
-    }
-    for (int i = 1; i < argc; ++i) {
-        args.emplace_back(argv[i]);
-    }
-    std::reverse(args.begin(), args.end());
-    return args;
 }
 
 } // namespace sjh

@@ -1,5 +1,7 @@
 #include "nccl_output.hpp"
 
+#include "text.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -8,15 +10,6 @@
 
 namespace sjh {
 namespace {
-
-std::string_view trim(std::string_view s) {
-    const auto first = s.find_first_not_of(" \t\r\n");
-    if (first == std::string_view::npos) {
-        return {};
-    }
-    const auto last = s.find_last_not_of(" \t\r\n");
-    return s.substr(first, last - first + 1);
-}
 
 std::vector<std::string_view> split_ws(std::string_view s) {
     std::vector<std::string_view> out;
@@ -146,14 +139,8 @@ std::pair<std::string_view, std::string_view> strip_mpirun_tag(std::string_view 
 
 NcclOutput parse_nccl_output(std::string_view text) {
     NcclOutput out;
-    std::size_t pos = 0;
-    while (pos <= text.size()) {
-        auto nl = text.find('\n', pos);
-        if (nl == std::string_view::npos) {
-            nl = text.size();
-        }
-        const auto [rest, stream] = strip_mpirun_tag(text.substr(pos, nl - pos));
-        pos = nl + 1;
+    for (const auto line : lines(text)) {
+        const auto [rest, stream] = strip_mpirun_tag(line);
         const auto body = trim(rest);
         if (body.empty()) {
             continue;

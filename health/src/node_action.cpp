@@ -1,6 +1,8 @@
 #include "node_action.hpp"
 
 #include "failure_count.hpp"
+#include "failure_state_file.hpp"
+#include "trusted_path.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -9,7 +11,9 @@ namespace sjh {
 
 Action act_on_outcome(const SlurmClient &slurm, const ActionSettings &s, const std::string &check,
                       bool passed, const std::string &cause, std::FILE *out) {
-    const unsigned previous = read_failure_count(s.state_file, check);
+    const auto dir = std::filesystem::path(s.state_file).parent_path().string();
+    const unsigned previous =
+        check_state_dir(dir.empty() ? "." : dir) ? read_failure_count(s.state_file, check) : 0;
     const NodeState node = slurm.show_node(s.node);
     CheckOutcome o;
     o.check = check;
@@ -35,10 +39,7 @@ Action act_on_outcome(const SlurmClient &slurm, const ActionSettings &s, const s
         fmt::print(out, "dry-run: {}\n", a.why);
         return a;
     }
-    const auto dir = std::filesystem::path(s.state_file).parent_path();
-    if (!dir.empty()) {
-        std::filesystem::create_directories(dir);
-    }
+    make_state_dir(dir.empty() ? "." : dir);
     write_failure_count(s.state_file, check, o.consecutive_failures);
     if (a.kind == ActionKind::drain) {
         slurm.drain(s.node, a.reason);

@@ -19,7 +19,8 @@ struct ActionSettings {
 
 // Returns the decided action (after doing it unless dry_run). Throws
 // SlurmError / std::runtime_error before changing anything if the node's state
-// cannot be read or the state file is corrupt.
+// cannot be read, or the state file is corrupt or in a directory another user
+// could write (UntrustedPath).
 Action act_on_outcome(const SlurmClient &slurm, const ActionSettings &s, const std::string &check,
                       bool passed, const std::string &cause, std::FILE *out);
 

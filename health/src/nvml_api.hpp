@@ -1,5 +1,6 @@
-// The small part of the NVML C API the quick check uses, declared here so the
-// build needs no NVIDIA headers. Values match nvml.h.
+// The small part of the NVML C API the quick check uses, and the errors it
+// can answer with, declared here so the build needs no NVIDIA headers (the
+// tests' fake NVML implements the same declarations). Values match nvml.h.
 #pragma once
 
 extern "C" {
@@ -21,9 +22,12 @@ typedef struct nvmlPciInfo_st {
 namespace sjh::nvml {
 
 inline constexpr nvmlReturn_t kSuccess = 0;
+inline constexpr nvmlReturn_t kErrorUninitialized = 1;
 inline constexpr nvmlReturn_t kErrorInvalidArgument = 2;
 inline constexpr nvmlReturn_t kErrorNotSupported = 3;
 inline constexpr nvmlReturn_t kErrorNotFound = 6;
+inline constexpr nvmlReturn_t kErrorInsufficientSize = 7;
+inline constexpr nvmlReturn_t kErrorDriverNotLoaded = 9;
 inline constexpr nvmlReturn_t kErrorGpuIsLost = 15;
 inline constexpr nvmlReturn_t kErrorResetRequired = 16;
 inline constexpr int kMemoryErrorUncorrected = 1;

@@ -1,5 +1,7 @@
 #include "reason.hpp"
 
+#include "text.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -8,13 +10,7 @@ namespace {
 
 bool has_flag(std::string_view state, std::string_view flag) {
     // State is BASE[+FLAG...], maybe with a trailing '*' (not responding) or '~'.
-    std::size_t pos = 0;
-    while (pos <= state.size()) {
-        auto end = state.find('+', pos);
-        if (end == std::string_view::npos) {
-            end = state.size();
-        }
-        auto part = state.substr(pos, end - pos);
+    for (auto part : split(state, '+')) {
         while (!part.empty() &&
                std::string_view("*~#!%$@^-").find(part.back()) != std::string_view::npos) {
             part.remove_suffix(1);
@@ -22,7 +18,6 @@ bool has_flag(std::string_view state, std::string_view flag) {
         if (part == flag) {
             return true;
         }
-        pos = end + 1;
     }
     return false;
 }

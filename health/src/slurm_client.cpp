@@ -1,42 +1,34 @@
 #include "slurm_client.hpp"
 
+#include "child_env.hpp"
 #include "slurm_text.hpp"
 #include "subprocess.hpp"
+#include "trusted_path.hpp"
+
+#include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 namespace sjh {
 
-std::string explain_slurm_failure(const std::string &tool, const std::string &stderr_text,
-                                  int exit_code) {
-    std::string detail = stderr_text;
-    while (!detail.empty() && (detail.back() == '\n' || detail.back() == ' ')) {
-        detail.pop_back();
+std::string find_slurm_tool(const std::string &tool) {
+    const auto found = find_trusted_program(tool);
+    if (found.error != 0) {
+        throw SlurmError(fmt::format("cannot run '{}': {}; install slurm-client or pass its path "
+                                     "(--scontrol/--sinfo/--sbatch)",
+                                     tool, std::strerror(found.error)));
     }
-    if (detail.find("Unable to contact slurm controller") != std::string::npos ||
-        detail.find("Connection refused") != std::string::npos ||
-        detail.find("Socket timed out") != std::string::npos) {
-        return fmt::format("cannot reach slurmctld ({} says: {}); check that slurmctld runs and "
-                           "that SlurmctldHost/SlurmctldPort in slurm.conf (or SLURM_CONF) "
-                           "point at it; nothing was changed",
-                           tool, detail);
-    }
-    if (detail.find("authentication") != std::string::npos ||
-        detail.find("Munge") != std::string::npos) {
-        return fmt::format("{} cannot authenticate to slurmctld ({}); check that munged runs "
-                           "with the cluster's key; nothing was changed",
-                           tool, detail);
-    }
-    return fmt::format("{} failed with exit code {}: {}", tool, exit_code,
-                       detail.empty() ? "(no error output)" : detail);
+    return found.path;
 }
 
 std::string SlurmClient::run(const std::string &tool, const std::vector<std::string> &args) const {
-    std::vector<std::string> argv{tool};
+    // Run as root: never from $PATH, never with the caller's loader variables.
+    std::vector<std::string> argv{find_slurm_tool(tool)};
     argv.insert(argv.end(), args.begin(), args.end());
     CommandOptions opts;
     opts.timeout = std::chrono::seconds(tools_.timeout_s);
+    opts.environment = child_environment(current_environment(), {"SLURM_CONF"}, {});
     const auto r = run_command(argv, opts);
     if (!r.started) {
         throw SlurmError(fmt::format("cannot run '{}': {}; install slurm-client or pass its path "

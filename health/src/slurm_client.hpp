@@ -1,5 +1,8 @@
 // Thin layer over scontrol, sinfo and sbatch. Every failure becomes a
-// SlurmError whose message names the cause and the fix.
+// SlurmError whose message names the cause and the fix. The tools are found
+// as trusted programs (never through $PATH) and run with a clean environment
+// that keeps only SLURM_CONF (child_env.hpp); sbatch passes that environment
+// on to the job.
 #pragma once
 
 #include "reason.hpp"
@@ -21,6 +24,11 @@ struct SlurmTools {
     int timeout_s = 20;
 };
 
+// The trusted path of a Slurm tool (a path, or a name looked up in kSafePath).
+// Throws SlurmError when it does not exist and UntrustedPath when another user
+// could have changed it.
+std::string find_slurm_tool(const std::string &tool);
+
 class SlurmClient {
   public:
     explicit SlurmClient(SlurmTools tools) : tools_(std::move(tools)) {}
@@ -37,9 +45,5 @@ class SlurmClient {
     std::string run(const std::string &tool, const std::vector<std::string> &args) const;
     SlurmTools tools_;
 };
-
-// Pure: the message for a failed Slurm command.
-std::string explain_slurm_failure(const std::string &tool, const std::string &stderr_text,
-                                  int exit_code);
 
 } // namespace sjh

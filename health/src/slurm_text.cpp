@@ -1,5 +1,8 @@
 #include "slurm_text.hpp"
 
+#include "text.hpp"
+
+#include <fmt/format.h>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -47,14 +50,7 @@ std::string parse_scontrol_gres(std::string_view text) {
 std::vector<NodeState> parse_sinfo_nodes(std::string_view text) {
     std::vector<NodeState> out;
     std::set<std::string> seen;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        auto nl = text.find('\n', pos);
-        if (nl == std::string_view::npos) {
-            nl = text.size();
-        }
-        const auto line = text.substr(pos, nl - pos);
-        pos = nl + 1;
+    for (const auto line : lines(text)) {
         const auto bar = line.find('|');
         if (bar == std::string_view::npos) {
             continue;
@@ -91,6 +87,30 @@ std::string shell_quote(std::string_view word) {
     }
     out += "'";
     return out;
+}
+
+std::string explain_slurm_failure(const std::string &tool, const std::string &stderr_text,
+                                  int exit_code) {
+    std::string detail = stderr_text;
+    while (!detail.empty() && (detail.back() == '\n' || detail.back() == ' ')) {
+        detail.pop_back();
+    }
+    if (detail.find("Unable to contact slurm controller") != std::string::npos ||
+        detail.find("Connection refused") != std::string::npos ||
+        detail.find("Socket timed out") != std::string::npos) {
+        return fmt::format("cannot reach slurmctld ({} says: {}); check that slurmctld runs and "
+                           "that SlurmctldHost/SlurmctldPort in slurm.conf (or SLURM_CONF) "
+                           "point at it; nothing was changed",
+                           tool, detail);
+    }
+    if (detail.find("authentication") != std::string::npos ||
+        detail.find("Munge") != std::string::npos) {
+        return fmt::format("{} cannot authenticate to slurmctld ({}); check that munged runs "
+                           "with the cluster's key; nothing was changed",
+                           tool, detail);
+    }
+    return fmt::format("{} failed with exit code {}: {}", tool, exit_code,
+                       detail.empty() ? "(no error output)" : detail);
 }
 
 } // namespace sjh

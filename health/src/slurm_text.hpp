@@ -1,5 +1,5 @@
-// Parsers for what scontrol and sinfo print, and the NCCL driver's node
-// eligibility rule (pure).
+// Parsers for what scontrol and sinfo print, the message for a failed Slurm
+// command, and the NCCL driver's node eligibility rule (pure).
 #pragma once
 
 #include "reason.hpp"
@@ -25,6 +25,10 @@ std::vector<NodeState> parse_sinfo_nodes(std::string_view text);
 // allocated or completing, responding (no '*'), not drained/draining/down/failed/
 // in maintenance/rebooting/powered down.
 bool eligible_for_nccl(std::string_view sinfo_state);
+
+// The message for a failed Slurm command: names the cause and the fix.
+std::string explain_slurm_failure(const std::string &tool, const std::string &stderr_text,
+                                  int exit_code);
 
 // Quote one word for /bin/sh.
 std::string shell_quote(std::string_view word);

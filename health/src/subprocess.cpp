@@ -24,16 +24,25 @@ using Clock = std::chrono::steady_clock;
     if (devnull >= 0) {
         ::dup2(devnull, STDIN_FILENO);
     }
-    for (const auto &kv : opts.extra_env) {
-        ::putenv(const_cast<char *>(kv.c_str())); // NOLINT: child only, strings outlive exec
+    const auto pointers = [](const std::vector<std::string> &strings) {
+        std::vector<char *> out;
+        out.reserve(strings.size() + 1);
+        for (const auto &s : strings) {
+            out.push_back(const_cast<char *>(s.c_str())); // NOLINT: exec takes char *const[]
+        }
+        out.push_back(nullptr);
+        return out;
+    };
+    auto args = pointers(argv);
+    if (opts.environment) {
+        auto env = pointers(*opts.environment);
+        ::execve(args[0], args.data(), env.data());
+    } else {
+        for (const auto &kv : opts.extra_env) {
+            ::putenv(const_cast<char *>(kv.c_str())); // NOLINT: child only, strings outlive exec
+        }
+        ::execvp(args[0], args.data());
     }
-    std::vector<char *> args;
-    args.reserve(argv.size() + 1);
-    for (const auto &a : argv) {
-        args.push_back(const_cast<char *>(a.c_str()));
-    }
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
     const int err = errno;
     const auto written = ::write(status_w, &err, sizeof err);
     (void)written; // nothing more to do if the parent is gone
@@ -51,6 +60,14 @@ void drain_into(int fd, std::string &buf, bool &open) {
 }
 
 } // namespace
+
+std::vector<std::string> current_environment() {
+    std::vector<std::string> out;
+    for (char **e = environ; e != nullptr && *e != nullptr; ++e) {
+        out.emplace_back(*e);
+    }
+    return out;
+}
 
 CommandResult run_command(const std::vector<std::string> &argv, const CommandOptions &opts) {
     CommandResult r;

@@ -1,8 +1,9 @@
 #include "xid.hpp"
 
+#include "text.hpp"
+
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <fmt/format.h>
 #include <regex>
@@ -18,19 +19,8 @@ std::set<unsigned> default_fatal_xids() {
 
 std::set<unsigned> parse_xid_list(std::string_view list) {
     std::set<unsigned> out;
-    std::size_t pos = 0;
-    while (pos <= list.size()) {
-        auto end = list.find(',', pos);
-        if (end == std::string_view::npos) {
-            end = list.size();
-        }
-        auto item = list.substr(pos, end - pos);
-        while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())) != 0) {
-            item.remove_prefix(1);
-        }
-        while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())) != 0) {
-            item.remove_suffix(1);
-        }
+    for (const auto part : split(list, ',')) {
+        const auto item = trim(part);
         unsigned v = 0;
         const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
         if (item.empty() || ec != std::errc{} || p != item.data() + item.size()) {
@@ -38,7 +28,6 @@ std::set<unsigned> parse_xid_list(std::string_view list) {
                 "bad Xid list '{}': '{}' is not a number (write e.g. 48,79,95)", list, item));
         }
         out.insert(v);
-        pos = end + 1;
     }
     return out;
 }
@@ -76,16 +65,10 @@ std::optional<XidEvent> parse_xid_record(std::string_view line) {
 
 std::vector<XidEvent> parse_xid_log(std::string_view text) {
     std::vector<XidEvent> out;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        auto nl = text.find('\n', pos);
-        if (nl == std::string_view::npos) {
-            nl = text.size();
-        }
-        if (auto e = parse_xid_record(text.substr(pos, nl - pos))) {
+    for (const auto line : lines(text)) {
+        if (auto e = parse_xid_record(line)) {
             out.push_back(std::move(*e));
         }
-        pos = nl + 1;
     }
     return out;
 }

@@ -3,15 +3,16 @@
 #include "atomic_file.hpp"
 #include "gpu_checks.hpp"
 #include "kernel_log.hpp"
-#include "node_action.hpp"
 #include "nvml_probe.hpp"
 #include "report.hpp"
+#include "slurm_client.hpp"
+#include "trusted_path.hpp"
 
+#include "node_check.hpp"
 #include "program_main.hpp"
 
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <cstdlib>
 #include <fmt/format.h>
 
 namespace {
@@ -21,7 +22,6 @@ using Clock = std::chrono::steady_clock;
 
 struct Options : NodeActionOptions {
     std::string config = kDefaultConfig;
-    std::string node;
     unsigned expected_gpus = 0;
     std::string nvml_library = kDefaultNvmlLibrary;
     double budget_s = 30;
@@ -37,7 +37,6 @@ void add_options(CLI::App &app, Options &o) {
     app.add_option("--config", o.config,
                    "Config file; its [gpu-check] section holds defaults for these options")
         ->capture_default_str();
-    app.add_option("--node", o.node, "Slurm node name (default: $SLURMD_NODENAME)");
     app.add_option("--expected-gpus", o.expected_gpus,
                    "GPUs the node must have (default: from the node's Gres in Slurm)");
     app.add_option("--nvml-library", o.nvml_library, "NVML library to dlopen")
@@ -103,15 +102,9 @@ std::vector<XidEvent> scan_xids(const Options &o, Evaluation &problems_out) {
 
 int run(Options &o) {
     const auto start = Clock::now();
-    if (o.node.empty()) {
-        if (const char *env = std::getenv("SLURMD_NODENAME")) {
-            o.node = env;
-        }
-    }
-    if (o.node.empty() && !o.no_drain) {
-        throw std::runtime_error("no node name: slurmd sets SLURMD_NODENAME; otherwise pass "
-                                 "--node NAME, or --no-drain to only report");
-    }
+    resolve_node_name(o, "slurmd sets SLURMD_NODENAME");
+    check_node_action_paths(o);
+    const auto nvml_library = trusted_library(o.nvml_library);
     if (!o.fatal_xids.empty()) {
         (void)parse_xid_list(o.fatal_xids); // bad input fails before any work
     }
@@ -125,7 +118,7 @@ int run(Options &o) {
 
     // NVML gets most of the budget; the rest is kept for Xids and Slurm.
     const double probe_budget = o.budget_s * 0.75 - seconds_since(start);
-    const auto probe = probe_gpus(o.nvml_library, ms(std::max(0.1, probe_budget)));
+    const auto probe = probe_gpus(nvml_library, ms(std::max(0.1, probe_budget)));
     Evaluation extra;
     Evaluation ev;
     if (probe.snapshot) {
@@ -150,17 +143,9 @@ int run(Options &o) {
         fmt::print("{}", render_human(ev, info));
     }
     (void)std::fflush(stdout);
-    if (!o.no_drain) {
-        // Two scontrol calls (show, then update) share what is left of the budget.
-        tools.timeout_s = std::max(1, static_cast<int>((o.budget_s - seconds_since(start)) / 2));
-        ActionSettings s;
-        s.node = o.node;
-        s.state_file = o.state_dir + "/gpu-check.failures";
-        s.drain_after = o.drain_after;
-        s.dry_run = o.dry_run;
-        act_on_outcome(SlurmClient(tools), s, "gpu", !ev.must_drain(), ev.cause(),
-                       o.json ? stderr : stdout);
-    }
+    // Two scontrol calls (show, then update) share what is left of the budget.
+    act_on_node(o, {"gpu", "gpu-check.failures", !ev.must_drain(), ev.cause()},
+                std::max(1, static_cast<int>((o.budget_s - seconds_since(start)) / 2)));
     return ev.must_drain() ? 1 : 0;
 }
 

@@ -1,15 +1,18 @@
 // slurm-jail-nccl-check: runs all_reduce_perf on this node, judges the result
 // and drains/resumes the node. See man/slurm-jail-nccl-check.8.
+#include "child_env.hpp"
 #include "nccl_output.hpp"
 #include "nccl_verdict.hpp"
-#include "node_action.hpp"
 #include "nvml_probe.hpp"
+#include "slurm_client.hpp"
 #include "subprocess.hpp"
+#include "trusted_path.hpp"
 
+#include "node_check.hpp"
 #include "program_main.hpp"
 
 #include <CLI/CLI.hpp>
-#include <cstdlib>
+#include <cstring>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -18,10 +21,16 @@ namespace {
 
 using namespace sjh;
 
+// Where images/nccl-tests installs it in the jail (docs/contract.md).
+constexpr const char *kDefaultAllReducePerf = "/usr/lib/slurm-jail/nccl-tests/bin/all_reduce_perf";
+
+// What all_reduce_perf keeps of the check's environment besides the fixed
+// PATH: the GPUs Slurm gave the job.
+const std::vector<std::string> kKeptEnvironment = {"CUDA_VISIBLE_DEVICES"};
+
 struct Options : NodeActionOptions {
     std::string config = kDefaultConfig;
-    std::string node;
-    std::string binary = "all_reduce_perf";
+    std::string binary = kDefaultAllReducePerf;
     std::string args = "-b 8G -e 8G -f 2 -g {gpus}";
     std::vector<std::string> env;
     int timeout_s = 900;
@@ -36,23 +45,21 @@ void add_options(CLI::App &app, Options &o) {
     app.add_option("--config", o.config,
                    "Config file; its [nccl-check] section holds defaults for these options")
         ->capture_default_str();
-    app.add_option("--node", o.node, "Slurm node name (default: $SLURMD_NODENAME)");
-    app.add_option("--binary", o.binary, "all_reduce_perf to run")->capture_default_str();
+    app.add_option("--binary", o.binary,
+                   "all_reduce_perf to run (it and every directory above it root-owned, not "
+                   "writable by group or others)")
+        ->capture_default_str();
     app.add_option("--args", o.args, "Its arguments, split on spaces; {gpus} becomes the GPU count")
         ->capture_default_str();
-    app.add_option("--env", o.env, "Extra environment KEY=VALUE (repeatable)")
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-        ->expected(1)
-        ->allow_extra_args(false);
+    repeatable(app.add_option("--env", o.env,
+                              "Environment KEY=VALUE for all_reduce_perf (repeatable); it gets "
+                              "only these, PATH and CUDA_VISIBLE_DEVICES"));
     app.add_option("--timeout", o.timeout_s, "Kill it after this many seconds")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
-    app.add_option("--threshold", o.thresholds,
-                   "Minimum busbw, MODELxGPUS=GBPS (repeatable; adds to/overrides the built-in "
-                   "table)")
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-        ->expected(1)
-        ->allow_extra_args(false);
+    repeatable(app.add_option("--threshold", o.thresholds,
+                              "Minimum busbw, MODELxGPUS=GBPS (repeatable; adds to/overrides the "
+                              "built-in table)"));
     app.add_option("--gpu-model", o.gpu_model, "GPU name to match thresholds (default: NVML)");
     app.add_option("--gpus", o.gpus, "GPU count (default: NVML)");
     app.add_option("--nvml-library", o.nvml_library, "NVML library to dlopen")
@@ -60,9 +67,22 @@ void add_options(CLI::App &app, Options &o) {
     add_node_action_options(app, o);
 }
 
-std::vector<std::string> build_argv(const Options &o, unsigned gpus) {
-    std::vector<std::string> argv{o.binary};
-    std::istringstream in(o.args);
+// The binary as a trusted absolute path (never looked up in $PATH).
+std::string find_all_reduce_perf(const std::string &binary) {
+    const auto found = find_trusted_program(binary);
+    if (found.error != 0) {
+        throw std::runtime_error(fmt::format(
+            "cannot run '{}': {}; install nccl-tests or pass --binary PATH (images/nccl-tests "
+            "builds it for the jail)",
+            binary, std::strerror(found.error)));
+    }
+    return found.path;
+}
+
+std::vector<std::string> build_argv(const std::string &binary, const std::string &args,
+                                    unsigned gpus) {
+    std::vector<std::string> argv{binary};
+    std::istringstream in(args);
     std::string word;
     while (in >> word) {
         for (auto p = word.find("{gpus}"); p != std::string::npos; p = word.find("{gpus}")) {
@@ -77,7 +97,7 @@ void resolve_gpus(Options &o) {
     if (!o.gpu_model.empty() && o.gpus > 0) {
         return;
     }
-    const auto probe = probe_gpus(o.nvml_library, std::chrono::seconds(30));
+    const auto probe = probe_gpus(trusted_library(o.nvml_library), std::chrono::seconds(30));
     if (!probe.snapshot) {
         throw std::runtime_error(fmt::format(
             "cannot learn the GPU model and count from NVML ({}); pass --gpu-model and --gpus",
@@ -112,15 +132,10 @@ nlohmann::json to_json(const NcclOutput &out, const NcclVerdict &v, const NcclRu
 }
 
 int run(Options &o) {
-    if (o.node.empty()) {
-        if (const char *env = std::getenv("SLURMD_NODENAME")) {
-            o.node = env;
-        }
-    }
-    if (o.node.empty() && !o.no_drain) {
-        throw std::runtime_error("no node name: inside a Slurm job SLURMD_NODENAME is set; "
-                                 "otherwise pass --node NAME, or --no-drain to only report");
-    }
+    resolve_node_name(o, "inside a Slurm job SLURMD_NODENAME is set");
+    check_node_action_paths(o);
+    const auto binary = find_all_reduce_perf(o.binary);
+    const auto environment = child_environment(current_environment(), kKeptEnvironment, o.env);
     std::vector<Threshold> overrides;
     for (const auto &spec : o.thresholds) {
         overrides.push_back(parse_threshold(spec));
@@ -137,8 +152,8 @@ int run(Options &o) {
     CommandOptions copts;
     copts.timeout = std::chrono::seconds(o.timeout_s);
     copts.merge_stderr = true;
-    copts.extra_env = o.env;
-    const auto r = run_command(build_argv(o, o.gpus), copts);
+    copts.environment = environment;
+    const auto r = run_command(build_argv(binary, o.args, o.gpus), copts);
     if (!r.started) {
         throw std::runtime_error(fmt::format("cannot run '{}': {}; install nccl-tests or pass "
                                              "--binary PATH",
@@ -151,7 +166,6 @@ int run(Options &o) {
     run.timeout_s = o.timeout_s;
     const auto out = parse_nccl_output(r.out);
     const auto v = judge_nccl(out, run, threshold, o.gpus);
-    std::FILE *log = o.json ? stderr : stdout;
     if (o.json) {
         fmt::print("{}\n", to_json(out, v, run, o, threshold).dump(2));
     } else {
@@ -162,16 +176,9 @@ int run(Options &o) {
         }
     }
     (void)std::fflush(stdout);
-    if (!o.no_drain) {
-        SlurmTools tools;
-        tools.scontrol = o.scontrol;
-        ActionSettings s;
-        s.node = o.node;
-        s.state_file = o.state_dir + "/nccl-check.failures";
-        s.drain_after = o.drain_after;
-        s.dry_run = o.dry_run;
-        act_on_outcome(SlurmClient(tools), s, "nccl", v.pass, v.cause, log);
-    }
+    // One counter file per node: inside the jail the state directory is shared.
+    act_on_node(o, {"nccl", "nccl-check." + o.node + ".failures", v.pass, v.cause},
+                SlurmTools{}.timeout_s);
     return v.pass ? 0 : 1;
 }
 

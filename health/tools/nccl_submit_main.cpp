@@ -1,13 +1,13 @@
 // slurm-jail-nccl-submit: the CronJob-friendly driver. Submits one exclusive
-// job per eligible node, each running slurm-jail-nccl-check on that node.
-// See man/slurm-jail-nccl-submit.8.
+// job per eligible node, each running slurm-jail-nccl-check on that node,
+// inside the jail. See man/slurm-jail-nccl-submit.8.
+#include "config_file.hpp"
 #include "slurm_client.hpp"
 #include "slurm_text.hpp"
 
 #include "program_main.hpp"
 
 #include <CLI/CLI.hpp>
-#include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -15,10 +15,13 @@ namespace {
 
 using namespace sjh;
 
+// Where the check is in the jail, where its job runs (docs/contract.md).
+constexpr const char *kDefaultCheckCommand = "/usr/sbin/slurm-jail-nccl-check";
+
 struct Options {
     std::string config = kDefaultConfig;
     std::string partition;
-    std::string check_command;
+    std::string check_command = kDefaultCheckCommand;
     std::vector<std::string> sbatch_args;
     std::vector<std::string> check_args;
     std::string job_name = "slurm-jail-nccl-check";
@@ -26,16 +29,6 @@ struct Options {
     std::string sbatch = "sbatch";
     bool dry_run = false;
 };
-
-std::string default_check_command() {
-    // The nccl-check program installed next to this one.
-    std::error_code ec;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        return (self.parent_path() / "slurm-jail-nccl-check").string();
-    }
-    return "slurm-jail-nccl-check";
-}
 
 std::string wrap_command(const Options &o, const std::string &node) {
     std::string cmd = "exec " + shell_quote(o.check_command) + " --node " + shell_quote(node);
@@ -46,9 +39,18 @@ std::string wrap_command(const Options &o, const std::string &node) {
 }
 
 int run(Options &o) {
-    if (o.check_command.empty()) {
-        o.check_command = default_check_command();
+    if (!o.check_command.starts_with('/')) {
+        throw std::invalid_argument(fmt::format(
+            "--check-command '{}' is not an absolute path: the job runs it as root, so it must "
+            "not be looked up in the job's PATH",
+            o.check_command));
     }
+    // The check runs inside the jail, which need not have this config file:
+    // its [nccl-check] section travels on the check's command line, before
+    // the arguments given after --, which win.
+    auto check_args = config_section_args(o.config, "nccl-check", false);
+    check_args.insert(check_args.end(), o.check_args.begin(), o.check_args.end());
+    o.check_args = check_args;
     SlurmTools tools;
     tools.sinfo = o.sinfo;
     tools.sbatch = o.sbatch;
@@ -88,8 +90,8 @@ int run(Options &o) {
 
 int run_main(int argc, char **argv) {
     CLI::App app{"Submits one exclusive slurm-jail-nccl-check job per node that can take one "
-                 "now (skips down, drained, draining and unresponsive nodes). Arguments after "
-                 "-- go to slurm-jail-nccl-check.",
+                 "now (skips down, drained, draining and unresponsive nodes). The config file's "
+                 "[nccl-check] section and the arguments after -- go to slurm-jail-nccl-check.",
                  "slurm-jail-nccl-submit"};
     Options o;
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -97,12 +99,10 @@ int run_main(int argc, char **argv) {
                    "Config file; its [nccl-submit] section holds defaults for these options")
         ->capture_default_str();
     app.add_option("--partition,-p", o.partition, "Only nodes of this partition");
-    app.add_option("--sbatch-arg", o.sbatch_args, "Extra sbatch argument (repeatable)")
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-        ->expected(1)
-        ->allow_extra_args(false);
+    repeatable(app.add_option("--sbatch-arg", o.sbatch_args, "Extra sbatch argument (repeatable)"));
     app.add_option("--check-command", o.check_command,
-                   "slurm-jail-nccl-check path on the nodes (default: next to this program)");
+                   "slurm-jail-nccl-check's absolute path where the job runs: inside the jail")
+        ->capture_default_str();
     app.add_option("--job-name", o.job_name, "Job name")->capture_default_str();
     app.add_option("--sinfo", o.sinfo, "sinfo to use")->capture_default_str();
     app.add_option("--sbatch", o.sbatch, "sbatch to use")->capture_default_str();

@@ -3,7 +3,7 @@
 // "<program>: error: ..." line and exit code 2.
 #pragma once
 
-#include "cli_config.hpp"
+#include "config_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -14,26 +14,11 @@
 
 namespace sjh {
 
-// Options of the checks that drain and resume their own node.
-struct NodeActionOptions {
-    unsigned drain_after = 1;
-    std::string state_dir = "/var/lib/slurm-jail/health";
-    std::string scontrol = "scontrol";
-    bool json = false;
-    bool no_drain = false;
-    bool dry_run = false;
-};
-
-inline void add_node_action_options(CLI::App &app, NodeActionOptions &o) {
-    app.add_option("--drain-after", o.drain_after, "Drain after this many failures in a row")
-        ->capture_default_str()
-        ->check(CLI::Range(1U, 1000U));
-    app.add_option("--state-dir", o.state_dir, "Where the failure counter is kept")
-        ->capture_default_str();
-    app.add_option("--scontrol", o.scontrol, "scontrol to use")->capture_default_str();
-    app.add_flag("--json", o.json, "Print the result as JSON");
-    app.add_flag("--no-drain", o.no_drain, "Only report; never talk to Slurm");
-    app.add_flag("--dry-run", o.dry_run, "Print the drain/resume it would do, change nothing");
+// An option given once per value and kept every time (--env A --env B).
+inline CLI::Option *repeatable(CLI::Option *option) {
+    return option->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->expected(1)
+        ->allow_extra_args(false);
 }
 
 inline int parse_and_run(CLI::App &app, int argc, char **argv, const char *section,

@@ -1,8 +1,7 @@
 #include "cli_config.hpp"
 
-#include "test_util.hpp"
-
-#include <fstream>
+#include <gtest/gtest.h>
+#include <stdexcept>
 
 namespace sjh {
 namespace {
@@ -38,19 +37,6 @@ TEST(CliConfig, MalformedLinesAreErrorsNamingTheLine) {
                      "config line 2: 'expected-gpus 8' is not 'key = value' or '[section]'");
     }
     EXPECT_THROW(config_args("= 8\n", "gpu-check"), std::invalid_argument);
-}
-
-TEST(CliConfig, CommandLineComesAfterTheConfigSoItWins) {
-    const char *argv[] = {"prog", "--config=/nonexistent/health.conf"};
-    EXPECT_THROW(args_with_config(2, argv, "gpu-check"), std::invalid_argument);
-    test::TempDir dir;
-    const auto conf = (dir.path() / "health.conf").string();
-    std::ofstream(conf) << "[gpu-check]\nexpected-gpus = 8\n";
-    const char *argv2[] = {"prog", "--config", conf.c_str(), "--expected-gpus", "4"};
-    // CLI11 takes the arguments reversed: the config's value comes first.
-    EXPECT_EQ(
-        args_with_config(5, argv2, "gpu-check"),
-        (std::vector<std::string>{"4", "--expected-gpus", conf, "--config", "--expected-gpus=8"}));
 }
 
 } // namespace

@@ -3,6 +3,17 @@
 # 127.0.0.1:17818, all state under $SJH_CLUSTER. Node n2 is defined but never
 # started, so it shows up as unresponsive/down. Source it, then call
 # cluster_start / cluster_stop. Needs root.
+#
+# Layout: etc/slurm.conf and etc/plugstack.conf (SLURM_CONF is exported),
+# munge/ (the socket), munge.key, state/, spool/n1/, log/.
+# Settings, read by cluster_start:
+#   SJH_EXTRA_CONF   more slurm.conf lines
+#   SJH_N1_EXTRA     more words for n1's NodeName line
+#   SJH_PLUGSTACK    the plugstack.conf text (default: empty)
+#   SJH_PRIVATE_NS   1: run the daemons in a mount namespace of their own, so
+#                    that mounts made for jobs (chroot.so's) never show on the host
+#   SJH_JAIL_NS_FILE with SJH_PRIVATE_NS: chroot.so's namespace file (state=DIR/ns);
+#                    job steps left in that namespace are killed at the end too
 
 # cluster_start [DIR]: DIR (default: a new temp dir) holds everything.
 cluster_start() {
@@ -10,12 +21,18 @@ cluster_start() {
     export SJH_CLUSTER
     local d=$SJH_CLUSTER
     chmod 0755 "$d"
-    mkdir -p "$d/state" "$d/spool" "$d/log" "$d/munge"
+    mkdir -p "$d/etc" "$d/state" "$d/spool/n1" "$d/log" "$d/munge"
     chown munge:munge "$d/munge"
-    mungekey -c -f -k "$d/munge/munge.key"
-    chown munge:munge "$d/munge/munge.key"
-    chmod 0400 "$d/munge/munge.key"
-    runuser -u munge -- /usr/sbin/munged --key-file="$d/munge/munge.key" \
+    mungekey -c -f -k "$d/munge.key"
+    chown munge:munge "$d/munge.key"
+    chmod 0400 "$d/munge.key"
+    if [ "${SJH_PRIVATE_NS:-0}" = 1 ]; then
+        unshare --mount --propagation slave sleep infinity &
+        echo $! >"$d/holder.pid"
+        sleep 0.2
+        stat -L -c %i "/proc/$!/ns/mnt" >"$d/namespaces"
+    fi
+    _in_cluster_ns runuser -u munge -- /usr/sbin/munged --key-file="$d/munge.key" \
         --socket="$d/munge/munge.socket" --pid-file="$d/munge/munged.pid" \
         --log-file="$d/munge/munged.log" --seed-file="$d/munge/seed" --force || {
         echo "munged did not start" >&2
@@ -23,7 +40,7 @@ cluster_start() {
     }
     local host
     host=$(hostname)
-    cat >"$d/slurm.conf" <<CONF
+    cat >"$d/etc/slurm.conf" <<CONF
 ClusterName=sjhtest
 SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=17817
@@ -44,17 +61,16 @@ SelectType=select/cons_tres
 MailProg=/bin/true
 ReturnToService=2
 SlurmdTimeout=30
-PlugStackConfig=$d/plugstack.conf
+PlugStackConfig=$d/etc/plugstack.conf
 ${SJH_EXTRA_CONF:-}
 NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=17818 CPUs=1 State=UNKNOWN ${SJH_N1_EXTRA:-}
 NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=17899 CPUs=1 State=UNKNOWN
 PartitionName=main Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
 CONF
-    : >"$d/plugstack.conf"
-    export SLURM_CONF=$d/slurm.conf
-    mkdir -p "$d/spool/n1"
-    slurmctld -f "$d/slurm.conf"
-    slurmd -f "$d/slurm.conf" -N n1
+    printf '%s\n' "${SJH_PLUGSTACK:-}" >"$d/etc/plugstack.conf"
+    export SLURM_CONF=$d/etc/slurm.conf
+    _in_cluster_ns slurmctld -f "$d/etc/slurm.conf"
+    _in_cluster_ns slurmd -f "$d/etc/slurm.conf" -N n1
 
     for _ in $(seq 1 100); do
         if sinfo -h -n n1 -o '%T' 2>/dev/null | grep -qE '^(idle|drained|draining|mixed)'; then
@@ -65,6 +81,31 @@ CONF
     echo "cluster did not come up; logs in $d/log" >&2
     tail -n 20 "$d/log/"*.log >&2 || true
     return 1
+}
+
+# node state and reason as sinfo shows them, without the not-responding '*'
+# that follows every drain/resume until slurmctld's next ping:
+# "drained|slurm-jail-health: ..."
+node_info() { sinfo -h -N -n "$1" -o '%T|%E' | sed 's/^\([a-z]*\)\*|/\1|/'; }
+
+# wait_state NODE REGEX: until sinfo's state for NODE matches (max 20 s)
+wait_state() {
+    local node=$1 want=$2
+    for _ in $(seq 1 100); do
+        [[ "$(sinfo -h -N -n "$node" -o '%T')" =~ ^($want)$ ]] && return 0
+        sleep 0.2
+    done
+    echo "node $node is $(node_info "$node"), wanted $want" >&2
+    return 1
+}
+
+# Runs a command in the daemons' mount namespace (or here without one).
+_in_cluster_ns() {
+    if [ -f "$SJH_CLUSTER/holder.pid" ]; then
+        nsenter --target "$(cat "$SJH_CLUSTER/holder.pid")" --mount -- "$@"
+    else
+        "$@"
+    fi
 }
 
 _kill_pidfile() {
@@ -80,12 +121,31 @@ _kill_pidfile() {
     kill -9 "$pid" 2>/dev/null || true
 }
 
+# Every process left in the private namespace (job steps), by the namespace
+# recorded at start, then the holder itself.
+_kill_namespace() {
+    [ -f "$SJH_CLUSTER/namespaces" ] || return 0
+    if [ -n "${SJH_JAIL_NS_FILE:-}" ]; then
+        _in_cluster_ns stat -L -c %i "$SJH_JAIL_NS_FILE" >>"$SJH_CLUSTER/namespaces" 2>/dev/null || true
+    fi
+    local pid ns
+    for pid in /proc/[0-9]*; do
+        pid=${pid#/proc/}
+        ns=$(stat -L -c %i "/proc/$pid/ns/mnt" 2>/dev/null) || continue
+        if grep -qx "$ns" "$SJH_CLUSTER/namespaces"; then
+            kill -9 "$pid" 2>/dev/null || true
+        fi
+    done
+    sleep 0.3
+}
+
 cluster_stop() {
     [ -n "${SJH_CLUSTER:-}" ] && [ -d "$SJH_CLUSTER" ] || return 0
     local d=$SJH_CLUSTER
     _kill_pidfile "$d/slurmd-n1.pid"
     _kill_pidfile "$d/slurmctld.pid"
     _kill_pidfile "$d/munge/munged.pid"
+    _kill_namespace
     rm -rf "$d"
     unset SJH_CLUSTER
 }

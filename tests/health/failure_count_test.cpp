@@ -1,7 +1,7 @@
 #include "failure_count.hpp"
-#include "test_util.hpp"
 
-#include <fstream>
+#include <gtest/gtest.h>
+#include <stdexcept>
 
 namespace sjh {
 namespace {
@@ -12,50 +12,18 @@ TEST(FailureCount, NextCount) {
     EXPECT_EQ(next_failure_count(4, true), 0U);
 }
 
-TEST(FailureCount, RoundTripThroughTheFile) {
-    test::TempDir dir;
-    const auto path = (dir.path() / "gpu.failures").string();
-    EXPECT_EQ(read_failure_count(path, "gpu"), 0U); // missing file
-    write_failure_count(path, "gpu", 3);
-    EXPECT_EQ(read_failure_count(path, "gpu"), 3U);
-    write_failure_count(path, "gpu", 0);
-    EXPECT_EQ(read_failure_count(path, "gpu"), 0U);
-    // Only the target remains: the temp file was renamed over it.
-    std::size_t files = 0;
-    for ([[maybe_unused]] const auto &e : std::filesystem::directory_iterator(dir.path())) {
-        ++files;
-    }
-    EXPECT_EQ(files, 1U);
-}
-
-TEST(FailureCount, ACrashMidWriteLeavesTheOldFileIntact) {
-    test::TempDir dir;
-    const auto path = (dir.path() / "gpu.failures").string();
-    write_failure_count(path, "gpu", 2);
-    // What a crash between create and rename leaves behind: a partial temp file.
-    std::ofstream(dir.path() / ".gpu.failures.tmp.99999") << "{\"check\": \"gp";
-    EXPECT_EQ(read_failure_count(path, "gpu"), 2U);
-    write_failure_count(path, "gpu", 3);
-    EXPECT_EQ(read_failure_count(path, "gpu"), 3U);
-}
-
-TEST(FailureCount, CorruptFileIsAClearError) {
-    test::TempDir dir;
-    const auto path = (dir.path() / "gpu.failures").string();
-    std::ofstream(path) << "garbage";
-    try {
-        read_failure_count(path, "gpu");
-        FAIL() << "no error for a corrupt state file";
-    } catch (const std::runtime_error &e) {
-        const std::string msg = e.what();
-        EXPECT_NE(msg.find(path), std::string::npos) << msg;
-        EXPECT_NE(msg.find("delete it"), std::string::npos) << msg;
-    }
-    EXPECT_TRUE(std::filesystem::exists(path)); // never deleted for the user
+TEST(FailureCount, ParseAcceptsOnlyThisChecksCount) {
+    EXPECT_EQ(parse_failure_state(R"({"check":"gpu","consecutive_failures":2})", "gpu"), 2U);
     EXPECT_THROW(parse_failure_state(R"({"check":"nccl","consecutive_failures":1})", "gpu"),
                  std::runtime_error);
     EXPECT_THROW(parse_failure_state(R"({"check":"gpu","consecutive_failures":-1})", "gpu"),
                  std::runtime_error);
+    EXPECT_THROW(parse_failure_state("garbage", "gpu"), std::runtime_error);
+}
+
+TEST(FailureCount, RenderRoundTrips) {
+    EXPECT_EQ(render_failure_state("nccl", 3), "{\"check\":\"nccl\",\"consecutive_failures\":3}\n");
+    EXPECT_EQ(parse_failure_state(render_failure_state("nccl", 3), "nccl"), 3U);
 }
 
 } // namespace

@@ -1,49 +1,30 @@
 // A fake libnvidia-ml.so.1 for the tests. It answers the NVML calls the quick
-// check makes with values read from a real `nvidia-smi --query-gpu` capture
-// (FAKE_NVML_CSV, e.g. ../shared/fixtures/nvidia-smi/02_h100_sxm_query-gpu_csv_idle.txt),
-// repeated for FAKE_NVML_GPUS GPUs (default 8) with 18 NVLinks each (as in
-// 04_h100_sxm_nvlink-s.txt). FAKE_NVML_FAULT injects one failure on GPU
-// FAKE_NVML_FAULT_GPU (default 3):
+// check makes with values read from a real nvidia-smi capture (see
+// fake_nvml_capture.hpp):
+//   FAKE_NVML_QUERY  an `nvidia-smi -q` capture, e.g. 07_h200_nvidia-smi-q_idle.txt:
+//                    the node as recorded (one H200, no NVLink);
+//   FAKE_NVML_CSV    otherwise, a `--query-gpu` CSV capture, e.g.
+//                    02_h100_sxm_query-gpu_csv_idle.txt: an 8x H100 board.
+// FAKE_NVML_GPUS overrides the GPU count. FAKE_NVML_FAULT injects one failure
+// on GPU FAKE_NVML_FAULT_GPU (default 3):
 //   lost, ecc, retired_pages, remap_pending, remap_failed, pcie_width,
 //   pcie_gen, pcie_gen_idle, nvlink, hot, throttle, hang, init_fail, missing_gpu
+#include "fake_nvml_capture.hpp"
+#include "nvml_api.hpp"
+
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <unistd.h>
-#include <vector>
-
-extern "C" {
-typedef int nvmlReturn_t;
-typedef struct nvmlDevice_st *nvmlDevice_t;
-typedef struct nvmlPciInfo_st {
-    char busIdLegacy[16];
-    unsigned int domain;
-    unsigned int bus;
-    unsigned int device;
-    unsigned int pciDeviceId;
-    unsigned int pciSubSystemId;
-    char busId[32];
-} nvmlPciInfo_t;
-}
 
 namespace {
 
-constexpr nvmlReturn_t kOk = 0;
-constexpr nvmlReturn_t kUninitialized = 1;
-constexpr nvmlReturn_t kInvalidArgument = 2;
-constexpr nvmlReturn_t kNotSupported = 3;
-constexpr nvmlReturn_t kInsufficientSize = 7;
-constexpr nvmlReturn_t kDriverNotLoaded = 9;
-constexpr nvmlReturn_t kGpuIsLost = 15;
-constexpr unsigned kLinks = 18;
+using namespace sjh::nvml;
 
 struct State {
     bool initialized = false;
-    std::map<std::string, std::string> csv;
-    unsigned gpus = 8;
+    fake_nvml::Capture capture;
     std::string fault;
     unsigned fault_gpu = 3;
 };
@@ -53,47 +34,24 @@ State &state() {
     return s;
 }
 
-std::string trim(const std::string &s) {
-    const auto a = s.find_first_not_of(' ');
-    const auto b = s.find_last_not_of(" \r");
-    return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
-}
-
-std::vector<std::string> split_csv(const std::string &line) {
-    std::vector<std::string> out;
-    std::stringstream ss(line);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        out.push_back(trim(item));
+bool load_capture() {
+    const char *query = std::getenv("FAKE_NVML_QUERY");
+    const char *csv = std::getenv("FAKE_NVML_CSV");
+    auto c = query != nullptr ? fake_nvml::load_nvidia_smi_q(query)
+             : csv != nullptr ? fake_nvml::load_query_gpu_csv(csv)
+                              : std::nullopt;
+    if (!c) {
+        return false;
     }
-    return out;
-}
-
-bool load_csv(const char *path) {
-    std::ifstream in(path);
-    std::string line;
-    std::vector<std::string> header;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') {
-            continue; // the capture's banner
-        }
-        if (header.empty()) {
-            header = split_csv(line);
-            continue;
-        }
-        const auto values = split_csv(line);
-        for (std::size_t i = 0; i < header.size() && i < values.size(); ++i) {
-            state().csv[header[i]] = values[i];
-        }
-        return true;
-    }
-    return false;
+    state().capture = *c;
+    return true;
 }
 
 const std::string &field(const char *key) {
     static const std::string none = "[N/A]";
-    const auto it = state().csv.find(key);
-    return it == state().csv.end() ? none : it->second;
+    const auto &fields = state().capture.fields;
+    const auto it = fields.find(key);
+    return it == fields.end() ? none : it->second;
 }
 
 bool na(const char *key) {
@@ -122,12 +80,12 @@ bool faulty(nvmlDevice_t d, const char *fault) {
 // Every device call first checks init and the "lost" and "hang" faults.
 nvmlReturn_t enter(nvmlDevice_t d) {
     if (!state().initialized) {
-        return kUninitialized;
+        return kErrorUninitialized;
     }
     if (faulty(d, "lost")) {
-        return kGpuIsLost;
+        return kErrorGpuIsLost;
     }
-    return kOk;
+    return kSuccess;
 }
 
 } // namespace
@@ -138,40 +96,39 @@ nvmlReturn_t nvmlInit_v2() {
     const char *fault = std::getenv("FAKE_NVML_FAULT");
     state().fault = fault != nullptr ? fault : "";
     if (state().fault == "init_fail") {
-        return kDriverNotLoaded;
+        return kErrorDriverNotLoaded;
+    }
+    if (!load_capture()) {
+        return kErrorDriverNotLoaded;
     }
     if (const char *g = std::getenv("FAKE_NVML_GPUS")) {
-        state().gpus = static_cast<unsigned>(std::strtoul(g, nullptr, 10));
+        state().capture.gpus = static_cast<unsigned>(std::strtoul(g, nullptr, 10));
     }
     if (const char *g = std::getenv("FAKE_NVML_FAULT_GPU")) {
         state().fault_gpu = static_cast<unsigned>(std::strtoul(g, nullptr, 10));
     }
-    const char *csv = std::getenv("FAKE_NVML_CSV");
-    if (csv == nullptr || !load_csv(csv)) {
-        return kDriverNotLoaded;
-    }
     state().initialized = true;
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlShutdown() {
     state().initialized = false;
-    return kOk;
+    return kSuccess;
 }
 
 const char *nvmlErrorString(nvmlReturn_t rc) {
     switch (rc) {
-    case kOk:
+    case kSuccess:
         return "Success";
-    case kUninitialized:
+    case kErrorUninitialized:
         return "Uninitialized";
-    case kInvalidArgument:
+    case kErrorInvalidArgument:
         return "Invalid Argument";
-    case kNotSupported:
+    case kErrorNotSupported:
         return "Not Supported";
-    case kDriverNotLoaded:
+    case kErrorDriverNotLoaded:
         return "Driver Not Loaded";
-    case kGpuIsLost:
+    case kErrorGpuIsLost:
         return "GPU is lost";
     default:
         return "Unknown Error";
@@ -180,51 +137,51 @@ const char *nvmlErrorString(nvmlReturn_t rc) {
 
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *count) {
     if (!state().initialized) {
-        return kUninitialized;
+        return kErrorUninitialized;
     }
-    *count = state().fault == "missing_gpu" ? state().gpus - 1 : state().gpus;
-    return kOk;
+    *count = state().fault == "missing_gpu" ? state().capture.gpus - 1 : state().capture.gpus;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t *device) {
     if (!state().initialized) {
-        return kUninitialized;
+        return kErrorUninitialized;
     }
-    if (index >= state().gpus || index >= kMaxGpus) {
-        return kInvalidArgument;
+    if (index >= state().capture.gpus || index >= kMaxGpus) {
+        return kErrorInvalidArgument;
     }
     *device = reinterpret_cast<nvmlDevice_t>(device_slots() + index);
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned length) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     const auto &n = field("name");
     if (n.size() + 1 > length) {
-        return kInsufficientSize;
+        return kErrorInsufficientSize;
     }
     std::memcpy(name, n.c_str(), n.size() + 1);
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
-    // The capture's bus id "00000000:00:09.0", with the bus number made unique per GPU.
+    // One bus per GPU, from the capture's (see fake_nvml_capture.hpp).
     std::memset(pci, 0, sizeof *pci);
-    pci->bus = 0x18 + index_of(d) * 0x10;
-    const auto text = "00000000:" + std::string(1, "0123456789ABCDEF"[pci->bus >> 4]) +
-                      std::string(1, "0123456789ABCDEF"[pci->bus & 0xF]) + ":00.0";
-    std::strncpy(pci->busId, text.c_str(), sizeof pci->busId - 1);
-    std::strncpy(pci->busIdLegacy, text.c_str() + 4, sizeof pci->busIdLegacy - 1);
-    return kOk;
+    pci->bus = state().capture.bus + index_of(d) * 0x10;
+    pci->device = state().capture.device;
+    std::snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:%02X.0", pci->bus, pci->device);
+    std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "0000:%02X:%02X.0", pci->bus,
+                  pci->device);
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int, int, unsigned long long *count) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     if (faulty(d, "hang")) {
@@ -233,97 +190,100 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int, int, unsigned long
         }
     }
     *count = faulty(d, "ecc") ? 2 : number("ecc.errors.uncorrected.volatile.total");
-    return kOk;
+    return kSuccess;
 }
 
-nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, int *pending) {
-    if (const auto rc = enter(d); rc != kOk) {
+nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, nvmlEnableState_t *pending) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     if (faulty(d, "retired_pages")) {
         *pending = 1;
-        return kOk;
+        return kSuccess;
     }
     if (na("retired_pages.pending")) {
-        return kNotSupported; // H100 uses row remapping instead
+        return kErrorNotSupported; // H100 uses row remapping instead
     }
     *pending = field("retired_pages.pending") == "Yes" ? 1 : 0;
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned *corr, unsigned *unc,
                                        unsigned *pending, unsigned *failed) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     *corr = number("remapped_rows.correctable");
     *unc = number("remapped_rows.uncorrectable");
     *pending = faulty(d, "remap_pending") || field("remapped_rows.pending") == "Yes" ? 1 : 0;
     *failed = faulty(d, "remap_failed") || field("remapped_rows.failure") == "Yes" ? 1 : 0;
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned *v) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     const bool slow = faulty(d, "pcie_gen") || faulty(d, "pcie_gen_idle");
     *v = slow ? 3 : number("pcie.link.gen.gpucurrent");
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned *v) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     *v = number("pcie.link.gen.max");
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned *v) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     *v = faulty(d, "pcie_width") ? 8 : number("pcie.link.width.current");
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned *v) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     *v = number("pcie.link.width.max");
-    return kOk;
+    return kSuccess;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, int *active) {
-    if (const auto rc = enter(d); rc != kOk) {
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, nvmlEnableState_t *active) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
-    if (link >= kLinks) {
-        return kInvalidArgument;
+    if (state().capture.nvlinks == 0) {
+        return kErrorNotSupported;
+    }
+    if (link >= state().capture.nvlinks) {
+        return kErrorInvalidArgument;
     }
     *active = faulty(d, "nvlink") && link == 5 ? 0 : 1;
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int, unsigned *t) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     *t = faulty(d, "hot") ? 92 : number("temperature.gpu");
-    return kOk;
+    return kSuccess;
 }
 
 nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t d, int, unsigned *) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
-    return kNotSupported; // the capture only has a relative T.Limit
+    return kErrorNotSupported; // the capture only has a relative T.Limit
 }
 
 nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *r) {
-    if (const auto rc = enter(d); rc != kOk) {
+    if (const auto rc = enter(d); rc != kSuccess) {
         return rc;
     }
     *r = std::strtoull(field("clocks_event_reasons.active").c_str(), nullptr, 16);
@@ -339,7 +299,7 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned lon
     if (faulty(d, "pcie_gen_idle")) {
         *r |= 1ULL;
     }
-    return kOk;
+    return kSuccess;
 }
 
 } // extern "C"

@@ -78,6 +78,37 @@ run_check() {
     refute_output --partial '.tmp.'
 }
 
+@test "the recorded H200 node: one GPU expected passes, more expected drains" {
+    FAKE_NVML_QUERY=$H200_QUERY run gpu_check --no-drain --node n1 --expected-gpus 1 \
+        --kernel-log "$(empty_kmsg)" --json
+    assert_success
+    # values from the real capture 07_h200_nvidia-smi-q_idle.txt
+    echo "$output" | jq -e '.gpus | length == 1'
+    echo "$output" | jq -e '.gpus[0] | .name == "NVIDIA H200" and .bus_id == "00000000:00:06.0"'
+    echo "$output" | jq -e '.gpus[0] | .temperature_c == 38 and .pcie_gen == 5 and .pcie_width_max == 16'
+    echo "$output" | jq -e '.gpus[0] | .nvlinks_total == null and .ecc_uncorrected_volatile == 0'
+    FAKE_NVML_QUERY=$H200_QUERY run gpu_check --no-drain --node n1 --expected-gpus 8 \
+        --kernel-log "$(empty_kmsg)"
+    assert_failure 1
+    assert_output 'DRAIN 1 GPUs visible, 8 expected'
+}
+
+@test "the checks on one H200: faults on GPU 0 name its bus id; no NVLink, no NVLink gauge" {
+    local m=$BATS_TEST_TMPDIR/h200.prom
+    FAKE_NVML_QUERY=$H200_QUERY FAKE_NVML_FAULT=ecc FAKE_NVML_FAULT_GPU=0 run gpu_check \
+        --no-drain --node n1 --expected-gpus 1 --kernel-log "$(empty_kmsg)" --metrics-file "$m"
+    assert_failure 1
+    assert_output 'DRAIN GPU 0 (00000000:00:06.0): 2 volatile uncorrectable ECC errors'
+    run grep -c '^slurm_jail_gpu_check_ok{' "$m"
+    assert_output 9 # 2 node-level + 1 GPU x 7 checks (no nvlink)
+    run grep -c 'check="nvlink"' "$m"
+    assert_output 0
+    FAKE_NVML_QUERY=$H200_QUERY FAKE_NVML_FAULT=hot FAKE_NVML_FAULT_GPU=0 run gpu_check \
+        --no-drain --node n1 --expected-gpus 1 --kernel-log "$(empty_kmsg)"
+    assert_success
+    assert_line 'WARN GPU 0 (00000000:00:06.0): temperature 92 C at or above 85 C'
+}
+
 @test "a hung NVML call is reported as a failure within the budget" {
     local start end
     start=$(now_ms)

@@ -75,11 +75,90 @@ nccl() {
     assert_output '-b 1G -e 8G -g 4'
 }
 
+@test "all_reduce_perf gets a clean environment: a fixed PATH, CUDA_VISIBLE_DEVICES and --env" {
+    local env_file=$BATS_TEST_TMPDIR/env
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/04_healthy_4gpu_nvswitch_a100.txt FAKE_NCCL_ENV=$env_file \
+        PATH="$BATS_TEST_TMPDIR/bin:$PATH" LD_LIBRARY_PATH=$BATS_TEST_TMPDIR/lib \
+        SJH_CALLERS_OWN=1 CUDA_VISIBLE_DEVICES=0,1,2,3 nccl --gpu-model A100 --gpus 4 \
+        --env NCCL_DEBUG=WARN
+    assert_success
+    # (the fake's /bin/sh adds PWD itself)
+    run bash -c "grep -v '^PWD=' '$env_file' | sort"
+    assert_output "CUDA_VISIBLE_DEVICES=0,1,2,3
+FAKE_NCCL_ENV=$env_file
+FAKE_NCCL_FIXTURE=$FIXTURES/nccl/04_healthy_4gpu_nvswitch_a100.txt
+NCCL_DEBUG=WARN
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    nccl --gpu-model A100 --gpus 4 --env NCCL_DEBUG
+    assert_failure 2
+    assert_output "slurm-jail-nccl-check: error: bad environment entry 'NCCL_DEBUG': write KEY=VALUE"
+}
+
+@test "an all_reduce_perf another user could change is refused and never runs" {
+    local dir=$BATS_TEST_TMPDIR/bin ran=$BATS_TEST_TMPDIR/ran
+    mkdir -p "$dir"
+    cp "$FAKE_NCCL" "$dir/all_reduce_perf"
+    chown 65534 "$dir"
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/04_healthy_4gpu_nvswitch_a100.txt FAKE_NCCL_ARGS=$ran \
+        nccl --gpu-model A100 --gpus 4 --binary "$dir/all_reduce_perf"
+    assert_failure 2
+    assert_output "slurm-jail-nccl-check: error: refusing '$dir/all_reduce_perf': '$dir' is owned by uid 65534; what a check uses as root must be owned by root, like every directory above it, and not writable by group or others"
+    chown 0 "$dir"
+    chmod 0775 "$dir/all_reduce_perf"
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/04_healthy_4gpu_nvswitch_a100.txt FAKE_NCCL_ARGS=$ran \
+        nccl --gpu-model A100 --gpus 4 --binary "$dir/all_reduce_perf"
+    assert_failure 2
+    assert_output --partial "'$dir/all_reduce_perf' is writable by group or others (mode 0775)"
+    [ ! -e "$ran" ]
+    # A bare name is looked up in the system's directories only, never in $PATH.
+    chmod 0755 "$dir/all_reduce_perf"
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/04_healthy_4gpu_nvswitch_a100.txt FAKE_NCCL_ARGS=$ran \
+        PATH="$dir:$PATH" nccl --gpu-model A100 --gpus 4 --binary all_reduce_perf
+    assert_failure 2
+    assert_output --partial "cannot run 'all_reduce_perf': No such file or directory; install nccl-tests"
+    [ ! -e "$ran" ]
+}
+
+@test "a config file or a state directory another user could write is refused before any work" {
+    local conf=$BATS_TEST_TMPDIR/health.conf shared=$BATS_TEST_TMPDIR/shared ran=$BATS_TEST_TMPDIR/ran
+    printf '[nccl-check]\nbinary = /home/alice/all_reduce_perf\n' >"$conf"
+    chmod 0666 "$conf"
+    nccl --gpu-model A100 --gpus 4 --config "$conf"
+    assert_failure 2
+    assert_output --partial "slurm-jail-nccl-check: error: config file: refusing '$conf': '$conf' is writable by group or others (mode 0666)"
+    install -d -m 1777 "$shared"
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/04_healthy_4gpu_nvswitch_a100.txt FAKE_NCCL_ARGS=$ran \
+        run nccl_check --node n1 --gpu-model A100 --gpus 4 --state-dir "$shared"
+    assert_failure 2
+    assert_output --partial "refusing '$shared': '$shared' is writable by group or others (mode 1777)"
+    [ ! -e "$ran" ] # refused before all_reduce_perf ran
+    run ls -A "$shared"
+    assert_output ''
+}
+
 @test "the GPU model and count come from NVML when not given" {
     FAKE_NCCL_FIXTURE=$FIXTURES/nccl/04_healthy_4gpu_nvswitch_a100.txt FAKE_NVML_GPUS=4 \
         nccl --nvml-library "$FAKE_NVML" --threshold H100x4=200 --json
     assert_success
     echo "$output" | jq -e '.gpu_model == "NVIDIA H100 80GB HBM3" and .gpus == 4'
+}
+
+@test "the real one-H200 sweep passes on correctness alone; its bandwidth is not judged" {
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/10_h200x1_sweep_v2.19.6_real.txt FAKE_NVML_QUERY=$H200_QUERY \
+        nccl --nvml-library "$FAKE_NVML"
+    assert_success
+    assert_line 'PASS n1: NCCL all_reduce check passed'
+    assert_line '  one GPU: bus bandwidth is 0 by definition and is not judged'
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/10_h200x1_sweep_v2.19.6_real.txt FAKE_NVML_QUERY=$H200_QUERY \
+        nccl --nvml-library "$FAKE_NVML" --json
+    assert_success
+    echo "$output" | jq -e '.gpu_model == "NVIDIA H200" and .gpus == 1 and .threshold_gbps == null'
+    echo "$output" | jq -e '.busbw_gbps == 0 and .size_bytes == 8589934592 and .rows == 31'
+    # the same run with an NCCL error still fails
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/10_h200x1_sweep_v2.19.6_real.txt FAKE_NCCL_EXIT=3 \
+        nccl --gpu-model 'NVIDIA H200' --gpus 1
+    assert_failure 1
+    assert_line 'FAIL n1: all_reduce_perf exited with code 3 (NCCL error)'
 }
 
 @test "missing threshold, missing binary and bad thresholds are clear errors" {
@@ -108,6 +187,21 @@ nccl() {
     run man -l "$SLURM_JAIL_ROOT/health/man/slurm-jail-nccl-submit.8"
     assert_success
     assert_output --partial 'exclusive'
+}
+
+@test "the submitter's [nccl-check] section travels on the check's command line" {
+    local conf=$BATS_TEST_TMPDIR/health.conf sinfo=$BATS_TEST_TMPDIR/sinfo
+    printf '#!/bin/sh\nprintf "n1|idle\\n"\n' >"$sinfo"
+    chmod +x "$sinfo"
+    printf '[nccl-check]\nthreshold = H100x8=420\ntimeout = 600\n' >"$conf"
+    run "$HEALTH_BIN/slurm-jail-nccl-submit" --config "$conf" --sinfo "$sinfo" --dry-run -- \
+        --drain-after 2
+    assert_success
+    # the check runs in the jail, at the contract's path; the arguments after -- come last and win
+    assert_line "dry-run: would submit for n1: sbatch --exclusive --nodes=1 --nodelist=n1 --job-name=slurm-jail-nccl-check --wrap=exec '/usr/sbin/slurm-jail-nccl-check' --node 'n1' '--threshold=H100x8=420' '--timeout=600' '--drain-after' '2'"
+    run nccl_submit --sinfo "$sinfo" --dry-run --check-command slurm-jail-nccl-check
+    assert_failure 2
+    assert_output "slurm-jail-nccl-submit: error: --check-command 'slurm-jail-nccl-check' is not an absolute path: the job runs it as root, so it must not be looked up in the job's PATH"
 }
 
 @test "the driver reads [nccl-submit] from the config file (sinfo replaced by a script)" {

@@ -24,6 +24,8 @@ const std::map<std::string, Expected> &expected() {
         {"04_healthy_4gpu_nvswitch_a100.txt", {4, 8589934592ULL, 234.74, 222.066}},
         {"05_low_bw_4gpu_nvswitch_p2p_disabled_a100.txt", {4, 8589934592ULL, 5.20, 5.19883}},
         {"06_full_header_v2.18_mpirun_tagged_socket_lowbw.txt", {8, 134217728ULL, 2.31, 1.57614}},
+        // One GPU: busbw is 0 by definition, in every row and on average.
+        {"10_h200x1_sweep_v2.19.6_real.txt", {31, 8589934592ULL, 0.0, 0.0}},
     };
     return e;
 }
@@ -84,6 +86,29 @@ TEST(NcclOutput, ModernHeaderWithStderrNoise) {
     EXPECT_DOUBLE_EQ(out.rows.front().oop_time_us, 4366.46);
     EXPECT_DOUBLE_EQ(out.rows.back().oop_busbw, 2.30);
     EXPECT_DOUBLE_EQ(out.rows.back().ip_busbw, 2.31);
+}
+
+TEST(NcclOutput, RealH200SingleGpuSweep) {
+    // Recorded on one H200 with nccl-tests 2.19.6 (-b 8 -e 8G -f 2 -g 1).
+    const auto out = parse_nccl_output(nccl_fixture("10_h200x1_sweep_v2.19.6_real.txt"));
+    EXPECT_EQ(out.version, "2.19.6");
+    const auto &first = out.rows.front();
+    EXPECT_EQ(first.size_bytes, 8U);
+    EXPECT_EQ(first.count, 2U);
+    EXPECT_DOUBLE_EQ(first.oop_time_us, 6.46);
+    EXPECT_DOUBLE_EQ(first.ip_algbw, 0.02);
+    const auto &last = out.rows.back();
+    EXPECT_EQ(last.count, 2147483648ULL);
+    EXPECT_DOUBLE_EQ(last.oop_time_us, 3998.12);
+    EXPECT_DOUBLE_EQ(last.oop_algbw, 2148.5);
+    EXPECT_DOUBLE_EQ(last.oop_busbw, 0.0);
+    EXPECT_DOUBLE_EQ(last.ip_time_us, 1.10);
+    // In-place is a no-op for one rank, so its algbw is meaningless (%g form).
+    EXPECT_DOUBLE_EQ(last.ip_algbw, 8e+06);
+    EXPECT_DOUBLE_EQ(last.ip_busbw, 0.0);
+    EXPECT_EQ(last.oop_wrong, 0.0);
+    EXPECT_EQ(last.ip_wrong, 0.0);
+    EXPECT_DOUBLE_EQ(out.rows[22].ip_algbw, 114286); // 32 MiB
 }
 
 TEST(NcclOutput, FixturesWithoutTrailingFooterStillHaveTheirFooterValues) {

@@ -91,6 +91,23 @@ TEST(NcclVerdict, SingleGpuIsNotJudgedOnBandwidth) {
     EXPECT_NE(v.notes.back().find("one GPU"), std::string::npos);
 }
 
+TEST(NcclVerdict, RealH200SingleGpuPassesOnCorrectnessAlone) {
+    // No threshold exists for one GPU: busbw is 0 by definition, so only the
+    // exit code, failure lines, #wrong and the out-of-bounds footer count.
+    const auto out = parse_nccl_output(nccl_fixture("10_h200x1_sweep_v2.19.6_real.txt"));
+    EXPECT_FALSE(find_threshold(default_thresholds(), "NVIDIA H200", 1).has_value());
+    const auto v = judge_nccl(out, {}, std::nullopt, 1);
+    EXPECT_TRUE(v.pass) << v.cause;
+    EXPECT_DOUBLE_EQ(*v.measured_busbw, 0.0);
+    EXPECT_EQ(v.measured_size, 8589934592ULL);
+    EXPECT_EQ(v.notes, (std::vector<std::string>{
+                           "one GPU: bus bandwidth is 0 by definition and is not judged"}));
+    NcclRun nccl_error;
+    nccl_error.exit_code = 3;
+    EXPECT_EQ(judge_nccl(out, nccl_error, std::nullopt, 1).cause,
+              "all_reduce_perf exited with code 3 (NCCL error)");
+}
+
 TEST(NcclVerdict, ThresholdParsing) {
     const auto t = parse_threshold("H100x8=400");
     EXPECT_EQ(t.model, "H100");

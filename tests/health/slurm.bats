@@ -12,9 +12,10 @@ setup_file() {
     # /dev/nvidia0..7.
     local dir dev
     dir=$(mktemp -d /tmp/sjh-cluster.XXXXXX)
-    echo AutoDetect=off >"$dir/gres.conf"
+    mkdir "$dir/etc" # gres.conf goes next to slurm.conf
+    echo AutoDetect=off >"$dir/etc/gres.conf"
     for dev in null zero full random urandom tty ptmx kmsg; do
-        echo "Name=gpu Type=h100 File=/dev/$dev" >>"$dir/gres.conf"
+        echo "Name=gpu Type=h100 File=/dev/$dev" >>"$dir/etc/gres.conf"
     done
     export SJH_EXTRA_CONF=GresTypes=gpu SJH_N1_EXTRA=Gres=gpu:h100:8
     cluster_start "$dir"
@@ -30,22 +31,6 @@ setup() {
     # ping, about 10 s, after a resume)
     scontrol update nodename=n1 state=resume 2>/dev/null || true
     wait_state n1 'idle\*?'
-}
-
-# node state and reason as sinfo shows them, without the not-responding '*'
-# that follows every drain/resume until slurmctld's next ping:
-# "drained|slurm-jail-health: ..."
-node_info() { sinfo -h -N -n "$1" -o '%T|%E' | sed 's/^\([a-z]*\)\*|/\1|/'; }
-
-# wait_state NODE REGEX: until sinfo's state for NODE matches (max 20 s)
-wait_state() {
-    local node=$1 want=$2
-    for _ in $(seq 1 100); do
-        [[ "$(sinfo -h -N -n "$node" -o '%T')" =~ ^($want)$ ]] && return 0
-        sleep 0.2
-    done
-    echo "node $node is $(node_info "$node"), wanted $want" >&2
-    return 1
 }
 
 check() {
@@ -98,6 +83,21 @@ check() {
         run nccl_check --node n1 --gpu-model A100 --gpus 4 --state-dir "$STATE_DIR"
     assert_success
     wait_state n1 'idle\*?'
+}
+
+@test "a scontrol planted first in PATH never runs; the real one drains; the counter is per node" {
+    local planted=$BATS_TEST_TMPDIR/planted
+    mkdir -p "$planted"
+    printf '#!/bin/sh\ntouch %s/ran\nexit 0\n' "$planted" >"$planted/scontrol"
+    chmod 0755 "$planted/scontrol"
+    PATH="$planted:$PATH" FAKE_NCCL_FIXTURE=$FIXTURES/nccl/05_low_bw_4gpu_nvswitch_p2p_disabled_a100.txt \
+        run nccl_check --node n1 --gpu-model A100 --gpus 4 --state-dir "$STATE_DIR"
+    assert_failure 1
+    [ ! -e "$planted/ran" ]
+    run node_info n1
+    assert_output 'drained|slurm-jail-health: nccl: busbw 5.20 GB/s at 8 GiB < 200 GB/s expected for A100x4'
+    run jq -c . "$STATE_DIR/nccl-check.n1.failures"
+    assert_output '{"check":"nccl","consecutive_failures":1}'
 }
 
 @test "--drain-after counts consecutive failures in a state file" {

@@ -16,7 +16,7 @@ setup_file() {
 #!/bin/sh
 export FAKE_NVML_CSV=$FAKE_NVML_CSV
 export FAKE_NVML_FAULT=\$(cat $dir/fault)
-export SLURM_CONF=$cluster/slurm.conf
+export SLURM_CONF=$cluster/etc/slurm.conf
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 exec $HEALTH_BIN/slurm-jail-gpu-check --config /dev/null --nvml-library $FAKE_NVML \\
     --expected-gpus 8 --kernel-log /dev/null --state-dir $dir/state >>$dir/healthcheck.log 2>&1

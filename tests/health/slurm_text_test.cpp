@@ -1,4 +1,3 @@
-#include "slurm_client.hpp"
 #include "slurm_text.hpp"
 
 #include <gtest/gtest.h>
@@ -73,19 +72,6 @@ TEST(SlurmText, FailureMessagesNameCauseAndFix) {
     EXPECT_NE(down.find("nothing was changed"), std::string::npos);
     const auto other = explain_slurm_failure("scontrol", "Invalid node name specified\n", 1);
     EXPECT_EQ(other, "scontrol failed with exit code 1: Invalid node name specified");
-}
-
-TEST(SlurmText, MissingScontrolIsAClearError) {
-    SlurmTools t;
-    t.scontrol = "/nonexistent/scontrol";
-    try {
-        SlurmClient(t).show_node("n1");
-        FAIL() << "no error";
-    } catch (const SlurmError &e) {
-        EXPECT_NE(std::string(e.what()).find("cannot run '/nonexistent/scontrol'"),
-                  std::string::npos);
-        EXPECT_NE(std::string(e.what()).find("install slurm-client"), std::string::npos);
-    }
 }
 
 } // namespace
