@@ -76,10 +76,26 @@ imagePullSecrets:
 {{- toYaml $out }}
 {{- end }}
 
-{{/* Names of the nodesets' Slurm nodes as a hostlist, for example "x-cpu-[0-3]". */}}
-{{- define "slurm-cluster.hostlist" -}}
-{{- $prefix := printf "%s-%s-" (include "slurm-cluster.fullname" .ctx) .name }}
-{{- if eq (int .replicas) 1 }}{{ $prefix }}0{{ else }}{{ $prefix }}[0-{{ sub (int .replicas) 1 }}]{{ end }}
+{{/* The Slurm feature every node of a nodeset registers with; slurm.conf's
+     NodeSet=<nodeset> selects the nodeset's nodes by it. */}}
+{{- define "slurm-cluster.nodesetFeature" -}}
+nodeset-{{ . }}
+{{- end }}
+
+{{/* Node-line parameters a worker of the nodeset registers with
+     (slurmd -Z --conf), from the nodeset's values; pass
+     (dict "name" NAME "ns" NODESET). */}}
+{{- define "slurm-cluster.dynamicNodeConf" -}}
+{{- $ns := .ns }}
+{{- $features := prepend ($ns.features | default list) (include "slurm-cluster.nodesetFeature" .name) | uniq }}
+{{- $gres := $ns.gres | default list }}
+{{- if gt (int $ns.gpus) 0 }}{{ $gres = prepend $gres (printf "gpu:%d" (int $ns.gpus)) }}{{ end }}
+{{- $parts := list (printf "Features=%s" (join "," $features)) }}
+{{- with $gres }}{{ $parts = append $parts (printf "Gres=%s" (join "," .)) }}{{ end }}
+{{- if gt (int $ns.cpus) 0 }}{{ $parts = append $parts (printf "CPUs=%d" (int64 $ns.cpus)) }}{{ end }}
+{{- if gt (int $ns.realMemory) 0 }}{{ $parts = append $parts (printf "RealMemory=%d" (int64 $ns.realMemory)) }}{{ end }}
+{{- with $ns.nodeConfig }}{{ $parts = append $parts . }}{{ end }}
+{{- join " " $parts }}
 {{- end }}
 
 {{/* Headless Service name of a nodeset. */}}
