@@ -29,7 +29,19 @@ setup() {
 
 @test "plugstack.conf appends the configured plugin extras" {
     run cm_data "$R/gpu.json" t-slurm-cluster-slurm-config plugstack.conf
-    assert_output "required chroot.so jail=/mnt/jail bind=/dev/infiniband"
+    # with the NCCL check on, its jobs (in the jail) see health.conf
+    assert_output "required chroot.so jail=/mnt/jail bind=/etc/slurm-jail:/etc/slurm-jail:ro bind=/dev/infiniband"
+    run cm_data "$R/lb.json" t-slurm-cluster-slurm-config plugstack.conf
+    assert_output "required chroot.so jail=/mnt/jail"
+    render "$BATS_TEST_TMPDIR/x.json" --set-string plugin.extraConfig=$'optional other.so x=1\ninclude /etc/slurm/plugstack.d/*.conf'
+    run cm_data "$BATS_TEST_TMPDIR/x.json" t-slurm-cluster-slurm-config plugstack.conf
+    assert_output $'required chroot.so jail=/mnt/jail\noptional other.so x=1\ninclude /etc/slurm/plugstack.d/*.conf'
+}
+
+@test "NCCL check jobs: the jail has the program and the mount point for health.conf; submitted from /tmp" {
+    grep -q '^COPY --from=build /out/usr/sbin/slurm-jail-nccl-check /usr/sbin/slurm-jail-nccl-check$' "$root/images/jail/Containerfile"
+    grep -q '/etc/slurm-jail ' "$root/images/jail/finalize-rootfs"
+    obj "$R/gpu.json" CronJob t-slurm-cluster-nccl-check | jq -e '.spec.jobTemplate.spec.template.spec.containers[0].workingDir == "/tmp"' >/dev/null
 }
 
 # dynamic_conf FILE STATEFULSET: the node-line parameters its pods register with.
