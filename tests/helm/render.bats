@@ -65,7 +65,7 @@ dynamic_conf() {
     run dynamic_conf "$R/gpu.json" t-slurm-cluster-cpu
     assert_output "Features=nodeset-cpu"
     run dynamic_conf "$R/cpu.json" t-slurm-cluster-cpu
-    assert_output "Features=nodeset-cpu,avx512,epyc CPUs=32 RealMemory=120000"
+    assert_output "Features=nodeset-cpu,avx512,epyc CPUs=32 RealMemory=60000"
     # every GRES a node registers with is a GresType
     grep -qx 'GresTypes=gpu,nvme' <<<"$conf"
     run grep -c '^GresTypes=' <(cm_data "$R/default.json" t-slurm-cluster-slurm-config slurm.conf)
