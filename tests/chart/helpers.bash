@@ -20,8 +20,10 @@ note() { echo "# $*" >&3; }
 seconds_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 
 require_tools() {
-    [ -x "$helm_bin" ] && [ -d "$NODE_PATH/yaml" ] ||
-        { echo "helm or the yaml package missing under $root/.tools: run hack/deps/helm.sh" >&2; return 1; }
+    if [ ! -x "$helm_bin" ] || [ ! -d "$NODE_PATH/yaml" ]; then
+        echo "helm or the yaml package missing under $root/.tools: run hack/deps/helm.sh" >&2
+        return 1
+    fi
 }
 
 # The images the chart runs, built from this checkout (fast when cached).
