@@ -167,3 +167,36 @@ nodeset-{{ . }}
 {{- define "slurm-cluster.jailPath" -}}
 /mnt/jail
 {{- end }}
+
+{{/* A value of a Secret the chart generates once and keeps: the value already
+     in the cluster (`lookup` on `helm upgrade`), else a new one; base64.
+     Offline `helm template` has no cluster to ask and always generates.
+     Pass (dict "ctx" $ "secret" NAME "key" KEY "generate" HOW), HOW one of
+       munge-key  1024 random bytes
+       ssh-ecdsa  an OpenSSH-readable ECDSA host key (PEM)
+       ssh-rsa    an RSA host key (PEM)
+       password   32 random letters and digits
+     (OpenSSH cannot read the PKCS#8 PEM genPrivateKey gives for ed25519.) */}}
+{{- define "slurm-cluster.keptSecretValue" -}}
+{{- $old := (lookup "v1" "Secret" .ctx.Release.Namespace .secret).data | default dict }}
+{{- if index $old .key }}{{ index $old .key }}
+{{- else if eq .generate "munge-key" }}{{ randBytes 1024 }}
+{{- else if eq .generate "ssh-ecdsa" }}{{ genPrivateKey "ecdsa" | b64enc }}
+{{- else if eq .generate "ssh-rsa" }}{{ genPrivateKey "rsa" | b64enc }}
+{{- else if eq .generate "password" }}{{ randAlphaNum 32 | b64enc }}
+{{- else }}{{ fail (printf "keptSecretValue: unknown generator %q" .generate) }}
+{{- end }}
+{{- end }}
+
+{{/* Metadata of a Secret the chart generates and keeps: helm uninstall leaves
+     it, so a reinstall finds the same keys. Pass (dict "ctx" $ "name" NAME
+     "component" COMPONENT). */}}
+{{- define "slurm-cluster.keptSecretMetadata" -}}
+metadata:
+  name: {{ .name }}
+  namespace: {{ .ctx.Release.Namespace }}
+  labels:
+    {{- include "slurm-cluster.labels" (dict "ctx" .ctx "component" .component) | nindent 4 }}
+  annotations:
+    helm.sh/resource-policy: keep
+{{- end }}
