@@ -10,7 +10,7 @@ setup() {
     bin=$BATS_TEST_TMPDIR/bin
     mkdir -p "$bin"
     export PATH=$bin:$PATH CALLS=$BATS_TEST_TMPDIR/calls
-    export SLURM_NODENAME=t-slurm-cluster-gpu-1 NODE_LIFECYCLE_POLL=0.1 NODE_LIFECYCLE_MUNGE_WAIT=0 NODE_LIFECYCLE_DOWN_WAIT=0
+    export SLURM_NODENAME=t-slurm-cluster-gpu-1 NODE_LIFECYCLE_POLL=0.1 NODE_LIFECYCLE_MUNGE_WAIT=0 NODE_LIFECYCLE_DOWN_WAIT=0 NODE_LIFECYCLE_CTLD_WAIT=0
     : >"$CALLS"
     fake scontrol 0
     # sinfo: a node nobody drained (tests that need another answer replace it)
@@ -125,6 +125,19 @@ fake() {
     run cat "$CALLS"
     assert_line --partial "state=drain reason=slurm-jail-chart: pod terminating"
     assert_line "scontrol delete nodename=t-slurm-cluster-gpu-1"
+}
+
+@test "drain: slurmctld unreachable for a while (restarting): the drain is retried, then the jobs are waited for" {
+    # scontrol fails its first two calls
+    printf '#!/bin/sh\necho "scontrol $*" >>"$CALLS"\n[ "$(grep -c "^scontrol" "$CALLS")" -gt 2 ]\n' >"$bin/scontrol"
+    chmod +x "$bin/scontrol"
+    NODE_LIFECYCLE_CTLD_WAIT=30 JOBS_FOR=1 run sh "$files/node-lifecycle" drain 60
+    assert_success
+    assert_output --partial "drained, no jobs left"
+    run grep -c '^scontrol update nodename=t-slurm-cluster-gpu-1 state=drain' "$CALLS"
+    assert_output 3
+    run grep -c '^squeue' "$CALLS"
+    assert_output 2
 }
 
 @test "drain: a bad grace period is reported, not fatal" {
