@@ -2,8 +2,8 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2154,SC2016 # variables come from helpers.bash (bats `load`); single-quoted $ are literal patterns and in-container scripts
 # Consistency between the chart and the images: entrypoints, commands, env
 # vars, ports, mount paths and config paths the chart assumes, checked
-# statically against docs/contract.md and images/, and, when the images suite
-# has built them (it runs before this suite), inside the images with podman.
+# statically against docs/contract.md and images/, and inside the images with
+# podman (built here by images/build-images when missing).
 
 setup_file() {
     load helpers
@@ -34,11 +34,20 @@ contract_row() {
     grep -F "| $1 |" "$contract" | head -1 | awk -F'|' '{print $3}' | sed 's/`//g; s/^ *//; s/ *$//'
 }
 
-podman_image() { # NAME: skip unless the images suite built slurm-jail/NAME
-    command -v podman >/dev/null || skip "podman not installed (the images suite installs and uses it)"
+podman_image() { # NAME: the chart's ref of slurm-jail/NAME, built when missing
+    command -v podman >/dev/null || fail "podman is not installed (hack/install-deps installs it)"
     local ref
     ref=$(jq -r --arg n "$1" '[.[] | .. | .image? | strings | select(test("slurm-jail/" + $n + ":"))][0]' "$R/all.json")
-    podman image exists "$ref" || skip "$ref not built (run tests/run-all images first)"
+    if ! podman image exists "$ref"; then
+        # with the images it is built from (cached ones take seconds)
+        local -a names=("$1")
+        case $1 in
+            worker) names=(build worker) ;;
+            populate-jail) names=(build jail populate-jail) ;;
+        esac
+        "$images/build-images" "${names[@]}" >&2 || fail "images/build-images ${names[*]} failed"
+        podman image exists "$ref" || fail "images/build-images ${names[*]} did not make $ref"
+    fi
     echo "$ref"
 }
 
@@ -228,7 +237,7 @@ OUT
 @test "worker image: slurmdbd for accounting (accounting.image defaults to the worker image)" {
     ref=$(podman_image worker)
     obj "$R/all.json" StatefulSet t-slurm-cluster-slurmdbd | jq -e --arg r "$ref" '.spec.template.spec.containers[0].image == $r and .spec.template.spec.containers[0].command == ["/opt/slurm-jail-chart/with-munge", "slurmdbd", "-D"]' >/dev/null
-    if ! prun "$ref" --entrypoint /bin/sh -- -c 'command -v slurmdbd' >/dev/null; then
-        skip "the worker image has no slurmdbd yet (Debian package slurmdbd): accounting needs accounting.image until it does"
-    fi
+    run prun "$ref" --entrypoint /bin/sh -- -c 'command -v slurmdbd'
+    assert_success # the worker image installs the Debian package slurmdbd
+    assert_output /usr/sbin/slurmdbd
 }

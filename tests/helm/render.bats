@@ -29,23 +29,63 @@ setup() {
 
 @test "plugstack.conf appends the configured plugin extras" {
     run cm_data "$R/gpu.json" t-slurm-cluster-slurm-config plugstack.conf
-    assert_output "required chroot.so jail=/mnt/jail bind=/dev/infiniband"
+    # with the NCCL check on, its jobs (in the jail) see health.conf
+    assert_output "required chroot.so jail=/mnt/jail bind=/etc/slurm-jail:/etc/slurm-jail:ro bind=/dev/infiniband"
+    run cm_data "$R/lb.json" t-slurm-cluster-slurm-config plugstack.conf
+    assert_output "required chroot.so jail=/mnt/jail"
+    render "$BATS_TEST_TMPDIR/x.json" --set-string plugin.extraConfig=$'optional other.so x=1\ninclude /etc/slurm/plugstack.d/*.conf'
+    run cm_data "$BATS_TEST_TMPDIR/x.json" t-slurm-cluster-slurm-config plugstack.conf
+    assert_output $'required chroot.so jail=/mnt/jail\noptional other.so x=1\ninclude /etc/slurm/plugstack.d/*.conf'
 }
 
-@test "slurm.conf: one NodeName line per worker pod, with its headless-Service FQDN as NodeAddr" {
+@test "NCCL check jobs: the jail has the program and the mount point for health.conf; submitted from /tmp" {
+    grep -q '^COPY --from=build /out/usr/sbin/slurm-jail-nccl-check /usr/sbin/slurm-jail-nccl-check$' "$root/images/jail/Containerfile"
+    grep -q '/etc/slurm-jail ' "$root/images/jail/finalize-rootfs"
+    obj "$R/gpu.json" CronJob t-slurm-cluster-nccl-check | jq -e '.spec.jobTemplate.spec.template.spec.containers[0].workingDir == "/tmp"' >/dev/null
+}
+
+# dynamic_conf FILE STATEFULSET: the node-line parameters its pods register with.
+dynamic_conf() {
+    obj "$1" StatefulSet "$2" | jq -er '.spec.template.spec.containers[0].env[] | select(.name == "SLURMD_DYNAMIC_CONF") | .value'
+}
+
+@test "slurm.conf: no node lines; workers register as dynamic nodes with their nodeset's features, GRES, CPUs and memory" {
     conf=$(cm_data "$R/gpu.json" t-slurm-cluster-slurm-config slurm.conf)
     run grep -c '^NodeName=' <<<"$conf"
-    assert_output 8 # cpu 2 + h100 4 + a100 2
-    run grep '^NodeName=t-slurm-cluster-h100-3 ' <<<"$conf"
-    assert_output "NodeName=t-slurm-cluster-h100-3 NodeAddr=t-slurm-cluster-h100-3.t-slurm-cluster-h100.hpc.svc.cluster.local CPUs=96 RealMemory=1000000 Gres=gpu:8,nvme:1 Features=h100,nvlink"
-    run grep '^NodeName=t-slurm-cluster-a100-0 ' <<<"$conf"
-    assert_output "NodeName=t-slurm-cluster-a100-0 NodeAddr=t-slurm-cluster-a100-0.t-slurm-cluster-a100.hpc.svc.cluster.local Gres=gpu:4 Features=a100"
-    run grep '^NodeName=t-slurm-cluster-cpu-1 ' <<<"$conf"
-    assert_output "NodeName=t-slurm-cluster-cpu-1 NodeAddr=t-slurm-cluster-cpu-1.t-slurm-cluster-cpu.hpc.svc.cluster.local"
-    grep -qx 'GresTypes=gpu' <<<"$conf"
+    assert_output 0
+    grep -qx 'MaxNodeCount=1024' <<<"$conf"
+    grep -qx 'TreeWidth=65533' <<<"$conf"
+    grep -qx 'SelectType=select/cons_tres' <<<"$conf" # dynamic nodes need it
+    run grep '^NodeSet=' <<<"$conf"
+    assert_output $'NodeSet=a100 Feature=nodeset-a100\nNodeSet=cpu Feature=nodeset-cpu\nNodeSet=h100 Feature=nodeset-h100'
+    run dynamic_conf "$R/gpu.json" t-slurm-cluster-h100
+    assert_output "Features=nodeset-h100,h100,nvlink Gres=gpu:8,nvme:1 CPUs=96 RealMemory=1000000"
+    run dynamic_conf "$R/gpu.json" t-slurm-cluster-a100
+    assert_output "Features=nodeset-a100,a100 Gres=gpu:4"
+    run dynamic_conf "$R/gpu.json" t-slurm-cluster-cpu
+    assert_output "Features=nodeset-cpu"
+    run dynamic_conf "$R/cpu.json" t-slurm-cluster-cpu
+    assert_output "Features=nodeset-cpu,avx512,epyc CPUs=32 RealMemory=60000"
+    # every GRES a node registers with is a GresType
+    grep -qx 'GresTypes=gpu,nvme' <<<"$conf"
+    run grep -c '^GresTypes=' <(cm_data "$R/default.json" t-slurm-cluster-slurm-config slurm.conf)
+    assert_output 0
 }
 
-@test "slurm.conf node names are the StatefulSet pod hostnames, and NodeAddr resolves through the nodeset's headless Service" {
+@test "scaling a nodeset changes no Slurm config file and does not restart slurmctld" {
+    render "$BATS_TEST_TMPDIR/five.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set nodesets.h100.replicas=5 --set nodesets.cpu.replicas=0
+    [ "$(obj "$BATS_TEST_TMPDIR/five.json" ConfigMap t-slurm-cluster-slurm-config | jq -c .data)" = "$(obj "$R/gpu.json" ConfigMap t-slurm-cluster-slurm-config | jq -c .data)" ]
+    [ "$(obj "$BATS_TEST_TMPDIR/five.json" ConfigMap t-slurm-cluster-scripts | jq -c .data)" = "$(obj "$R/gpu.json" ConfigMap t-slurm-cluster-scripts | jq -c .data)" ]
+    checksum() { obj "$1" StatefulSet t-slurm-cluster-controller | jq -r '.spec.template.metadata.annotations["checksum/slurm-config"]'; }
+    [ "$(checksum "$BATS_TEST_TMPDIR/five.json")" = "$(checksum "$R/gpu.json")" ]
+    obj "$BATS_TEST_TMPDIR/five.json" StatefulSet t-slurm-cluster-h100 | jq -e '.spec.replicas == 5' >/dev/null
+    # more pods than MaxNodeCount is refused with the fix named
+    run "$helm_bin" template t "$chart" -n hpc --set slurmConfig.maxNodeCount=1
+    assert_failure
+    assert_output --partial "nodesets: 2 worker pods in all, more than slurmConfig.maxNodeCount (1); raise maxNodeCount"
+}
+
+@test "Slurm node names are the StatefulSet pod hostnames, each pod named under its nodeset's headless Service" {
     conf=$(cm_data "$R/gpu.json" t-slurm-cluster-slurm-config slurm.conf)
     run jq '[.[] | select(.kind == "StatefulSet" and .metadata.labels["app.kubernetes.io/component"] == "worker")] | length' "$R/gpu.json"
     assert_output 3
@@ -57,25 +97,27 @@ setup() {
         # its selector picks exactly this StatefulSet's pods
         obj "$R/gpu.json" Service "$svc" | jq -e --argjson l "$(obj "$R/gpu.json" StatefulSet "$ss" | jq .spec.template.metadata.labels)" \
             '.spec.selector | to_entries | all(.value == $l[.key])' >/dev/null
-        for ((i = 0; i < replicas; i++)); do
-            grep -q "^NodeName=$ss-$i NodeAddr=$ss-$i.$svc.hpc.svc.cluster.local\( \|$\)" <<<"$conf" ||
-                fail "no node line for pod $ss-$i"
-        done
-        run grep -c "^NodeName=$ss-" <<<"$conf"
-        assert_output "$replicas"
+        # slurmd -N defaults to the hostname (pod <ss>-<i>): nothing overrides it
+        obj "$R/gpu.json" StatefulSet "$ss" | jq -e '.spec.template.spec.containers[0].env | all(.name != "SLURM_NODENAME")' >/dev/null
+        obj "$R/gpu.json" StatefulSet "$ss" | jq -e '.spec.template.spec | (has("hostname") or has("subdomain")) | not' >/dev/null
+        [ "$replicas" -gt 0 ]
+        # no pod of the nodeset is named in the Slurm config
+        run grep -c "$ss-[0-9]" <<<"$conf"
+        assert_output 0
     done
+    grep -q 'SLURM_NODENAME:-$(hostname)' "$root/images/worker/slurm-jail-entrypoint"
 }
 
-@test "slurm.conf partition lines list each nodeset's hostlist" {
+@test "slurm.conf partition lines select their nodesets (NodeSet by feature)" {
     conf=$(cm_data "$R/gpu.json" t-slurm-cluster-slurm-config slurm.conf)
     run grep '^PartitionName=' <<<"$conf"
     assert_output - <<'OUT'
-PartitionName=cpu Nodes=t-slurm-cluster-cpu-[0-1] Default=YES
-PartitionName=gpu Nodes=t-slurm-cluster-h100-[0-3],t-slurm-cluster-a100-[0-1] MaxTime=INFINITE State=UP
+PartitionName=cpu Nodes=cpu Default=YES
+PartitionName=gpu Nodes=h100,a100 MaxTime=INFINITE State=UP
 OUT
     conf=$(cm_data "$R/default.json" t-slurm-cluster-slurm-config slurm.conf)
     run grep '^PartitionName=' <<<"$conf"
-    assert_output "PartitionName=main Nodes=t-slurm-cluster-cpu-[0-1] Default=YES MaxTime=INFINITE State=UP"
+    assert_output "PartitionName=main Nodes=cpu Default=YES MaxTime=INFINITE State=UP"
 }
 
 @test "slurm.conf: controller host, ports and paths from docs/contract.md" {
@@ -113,9 +155,12 @@ OUT
     SLURMD_NODENAME=t-slurm-cluster-h100-3 run "$BATS_TEST_TMPDIR/hc"
     assert_failure 3 # the check's verdict is passed through
     assert_output "gpu-check ran on t-slurm-cluster-h100-3"
-    for n in t-slurm-cluster-cpu-0 t-slurm-cluster-a100-0 t-slurm-cluster-h100-4 t-slurm-cluster-h100-30; do
+    # any ordinal: pods added by scaling are checked too
+    SLURMD_NODENAME=t-slurm-cluster-h100-30 run "$BATS_TEST_TMPDIR/hc"
+    assert_failure 3
+    for n in t-slurm-cluster-cpu-0 t-slurm-cluster-a100-0 t-slurm-cluster-h100 t-slurm-cluster-h100- t-slurm-cluster-h100-x1 t-slurm-cluster-h100-1-0 ""; do
         SLURMD_NODENAME=$n run "$BATS_TEST_TMPDIR/hc"
-        assert_success # a100 has gpuHealthCheck false; h100-4 does not exist
+        assert_success # a100 has gpuHealthCheck false; the others are no h100 pods
         assert_output ""
     done
     shellcheck -s sh "$BATS_TEST_TMPDIR/hc"
@@ -131,8 +176,9 @@ OUT
 
 @test "gres.conf: one gpu line per GPU nodeset" {
     run cm_data "$R/gpu.json" t-slurm-cluster-slurm-config gres.conf
-    assert_line "NodeName=t-slurm-cluster-a100-[0-1] Name=gpu File=/dev/nvidia[0-3]"
-    assert_line "NodeName=t-slurm-cluster-h100-[0-3] Name=gpu File=/dev/nvidia[0-7]"
+    # every pod the nodeset may ever have (MaxNodeCount), whatever its replicas
+    assert_line "NodeName=t-slurm-cluster-a100-[0-1023] Name=gpu File=/dev/nvidia[0-3]"
+    assert_line "NodeName=t-slurm-cluster-h100-[0-1023] Name=gpu File=/dev/nvidia[0-7]"
 }
 
 @test "cgroup.conf is rendered only when a cgroup plugin is used" {
@@ -342,10 +388,8 @@ OUT
     node "$root/tests/helm/lib/k8s-validate.js" --json "$BATS_TEST_TMPDIR/long.json" <"$BATS_TEST_TMPDIR/long.yaml"
     run jq -r '.[] | select(.kind == "StatefulSet") | .metadata.name | select(length > 52)' "$BATS_TEST_TMPDIR/long.json"
     assert_output ""
-    conf=$(jq -r '.[] | select(.kind == "ConfigMap" and (.data | has("slurm.conf"))) | .data["slurm.conf"]' "$BATS_TEST_TMPDIR/long.json")
-    run grep -c '^NodeName=' <<<"$conf"
-    assert_output 1000
-    last=$(grep '^NodeName=' <<<"$conf" | tail -1 | sed 's/^NodeName=\([^ ]*\) .*/\1/')
+    # the last pod's hostname is its Slurm node name
+    last=$(jq -r '.[] | select(.kind == "StatefulSet" and .spec.replicas == 1000) | "\(.metadata.name)-\(.spec.replicas - 1)"' "$BATS_TEST_TMPDIR/long.json")
     [ "${#last}" -le 63 ]
     [[ "$last" =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?-abcdefghi-klmnopqrst-999$ ]]
 }

@@ -10,9 +10,12 @@ setup() {
     bin=$BATS_TEST_TMPDIR/bin
     mkdir -p "$bin"
     export PATH=$bin:$PATH CALLS=$BATS_TEST_TMPDIR/calls
-    export SLURM_NODENAME=t-slurm-cluster-gpu-1 NODE_LIFECYCLE_POLL=0.1 NODE_LIFECYCLE_MUNGE_WAIT=0
+    export SLURM_NODENAME=t-slurm-cluster-gpu-1 NODE_LIFECYCLE_POLL=0.1 NODE_LIFECYCLE_MUNGE_WAIT=0 NODE_LIFECYCLE_DOWN_WAIT=0 NODE_LIFECYCLE_CTLD_WAIT=0
     : >"$CALLS"
     fake scontrol 0
+    # sinfo: a node nobody drained (tests that need another answer replace it)
+    printf '#!/bin/sh\necho "${SINFO_OUT:-idle|none}"\n' >"$bin/sinfo"
+    chmod +x "$bin/sinfo"
     # squeue: prints a running job for the first $JOBS_FOR calls
     cat >"$bin/squeue" <<'SH'
 #!/bin/sh
@@ -61,6 +64,80 @@ fake() {
     assert_output --partial "scontrol failed; not waiting for jobs"
     run grep -c '^squeue' "$CALLS"
     assert_output 0
+}
+
+@test "drain: a dynamic node's record is removed once its jobs are gone" {
+    export SLURMD_DYNAMIC_CONF="Features=nodeset-gpu"
+    JOBS_FOR=2 run sh "$files/node-lifecycle" drain 60
+    assert_success
+    assert_output --partial "drained, no jobs left"
+    assert_output --partial "node record removed"
+    run cat "$CALLS"
+    assert_line --index 0 "scontrol update nodename=t-slurm-cluster-gpu-1 state=drain reason=slurm-jail-chart: pod terminating"
+    assert_line "scontrol delete nodename=t-slurm-cluster-gpu-1"
+    # removed only after the last poll that saw no job
+    [ "$(grep -n '^scontrol delete' "$CALLS" | cut -d: -f1)" -gt "$(grep -n '^squeue' "$CALLS" | tail -1 | cut -d: -f1)" ]
+}
+
+@test "drain: a static node (no SLURMD_DYNAMIC_CONF) is never removed" {
+    unset SLURMD_DYNAMIC_CONF
+    run sh "$files/node-lifecycle" drain 60
+    assert_success
+    run grep -c '^scontrol delete' "$CALLS"
+    assert_output 0
+}
+
+@test "drain: jobs past the grace period: the node is set down, and removed once they are gone" {
+    export SLURMD_DYNAMIC_CONF="Features=nodeset-gpu" NODE_LIFECYCLE_DOWN_WAIT=5
+    # the job outlives the 1 s grace period (about 10 polls), then ends
+    JOBS_FOR=12 run sh "$files/node-lifecycle" drain 1
+    assert_success
+    assert_output --partial "jobs still running after 1s, stopping anyway: 4242"
+    run cat "$CALLS"
+    assert_line "scontrol update nodename=t-slurm-cluster-gpu-1 state=down reason=slurm-jail-chart: pod terminating, jobs did not end in 1s"
+    assert_line "scontrol delete nodename=t-slurm-cluster-gpu-1"
+}
+
+@test "drain: jobs that outlive setting the node down keep the record" {
+    export SLURMD_DYNAMIC_CONF="Features=nodeset-gpu"
+    JOBS_FOR=100000 run sh "$files/node-lifecycle" drain 0
+    assert_success
+    assert_output --partial "keeping the node record"
+    run grep -c '^scontrol delete' "$CALLS"
+    assert_output 0
+}
+
+@test "drain: a node an admin (or a health check) drained keeps its reason and its record" {
+    export SLURMD_DYNAMIC_CONF="Features=nodeset-gpu" SINFO_OUT="drained|NHC: gpu-check: GPU 3 fell off the bus"
+    JOBS_FOR=1 run sh "$files/node-lifecycle" drain 60
+    assert_success
+    assert_output --partial "drained by someone else (NHC: gpu-check: GPU 3 fell off the bus)"
+    run cat "$CALLS"
+    refute_line --partial "state=drain"
+    refute_line --partial "delete"
+    assert_line --partial "squeue -h -w t-slurm-cluster-gpu-1" # still waits for the jobs
+}
+
+@test "drain: a node we drained before (pod restarted meanwhile) is drained and removed as usual" {
+    export SLURMD_DYNAMIC_CONF="Features=nodeset-gpu" SINFO_OUT="drained|slurm-jail-chart: pod terminating"
+    run sh "$files/node-lifecycle" drain 60
+    assert_success
+    run cat "$CALLS"
+    assert_line --partial "state=drain reason=slurm-jail-chart: pod terminating"
+    assert_line "scontrol delete nodename=t-slurm-cluster-gpu-1"
+}
+
+@test "drain: slurmctld unreachable for a while (restarting): the drain is retried, then the jobs are waited for" {
+    # scontrol fails its first two calls
+    printf '#!/bin/sh\necho "scontrol $*" >>"$CALLS"\n[ "$(grep -c "^scontrol" "$CALLS")" -gt 2 ]\n' >"$bin/scontrol"
+    chmod +x "$bin/scontrol"
+    NODE_LIFECYCLE_CTLD_WAIT=30 JOBS_FOR=1 run sh "$files/node-lifecycle" drain 60
+    assert_success
+    assert_output --partial "drained, no jobs left"
+    run grep -c '^scontrol update nodename=t-slurm-cluster-gpu-1 state=drain' "$CALLS"
+    assert_output 3
+    run grep -c '^squeue' "$CALLS"
+    assert_output 2
 }
 
 @test "drain: a bad grace period is reported, not fatal" {

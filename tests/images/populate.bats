@@ -2,7 +2,8 @@
 # shellcheck disable=SC2154 # $images, $populate, ... come from helpers.bash
 # populate-jail against a real ~180 MB Debian jail root filesystem, on the
 # host (plain directory and a freshly mounted tmpfs volume). The same script
-# runs inside the populate-jail image; cluster.bats uses it there.
+# runs inside the populate-jail image (populate-image.bats; tests/chart runs
+# it as the chart's populate Job).
 
 load helpers
 

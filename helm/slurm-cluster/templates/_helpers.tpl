@@ -76,10 +76,26 @@ imagePullSecrets:
 {{- toYaml $out }}
 {{- end }}
 
-{{/* Names of the nodesets' Slurm nodes as a hostlist, for example "x-cpu-[0-3]". */}}
-{{- define "slurm-cluster.hostlist" -}}
-{{- $prefix := printf "%s-%s-" (include "slurm-cluster.fullname" .ctx) .name }}
-{{- if eq (int .replicas) 1 }}{{ $prefix }}0{{ else }}{{ $prefix }}[0-{{ sub (int .replicas) 1 }}]{{ end }}
+{{/* The Slurm feature every node of a nodeset registers with; slurm.conf's
+     NodeSet=<nodeset> selects the nodeset's nodes by it. */}}
+{{- define "slurm-cluster.nodesetFeature" -}}
+nodeset-{{ . }}
+{{- end }}
+
+{{/* Node-line parameters a worker of the nodeset registers with
+     (slurmd -Z --conf), from the nodeset's values; pass
+     (dict "name" NAME "ns" NODESET). */}}
+{{- define "slurm-cluster.dynamicNodeConf" -}}
+{{- $ns := .ns }}
+{{- $features := prepend ($ns.features | default list) (include "slurm-cluster.nodesetFeature" .name) | uniq }}
+{{- $gres := $ns.gres | default list }}
+{{- if gt (int $ns.gpus) 0 }}{{ $gres = prepend $gres (printf "gpu:%d" (int $ns.gpus)) }}{{ end }}
+{{- $parts := list (printf "Features=%s" (join "," $features)) }}
+{{- with $gres }}{{ $parts = append $parts (printf "Gres=%s" (join "," .)) }}{{ end }}
+{{- if gt (int $ns.cpus) 0 }}{{ $parts = append $parts (printf "CPUs=%d" (int64 $ns.cpus)) }}{{ end }}
+{{- if gt (int $ns.realMemory) 0 }}{{ $parts = append $parts (printf "RealMemory=%d" (int64 $ns.realMemory)) }}{{ end }}
+{{- with $ns.nodeConfig }}{{ $parts = append $parts . }}{{ end }}
+{{- join " " $parts }}
 {{- end }}
 
 {{/* Headless Service name of a nodeset. */}}
@@ -150,4 +166,37 @@ imagePullSecrets:
      ChrootDirectory and the plugin line both use it). */}}
 {{- define "slurm-cluster.jailPath" -}}
 /mnt/jail
+{{- end }}
+
+{{/* A value of a Secret the chart generates once and keeps: the value already
+     in the cluster (`lookup` on `helm upgrade`), else a new one; base64.
+     Offline `helm template` has no cluster to ask and always generates.
+     Pass (dict "ctx" $ "secret" NAME "key" KEY "generate" HOW), HOW one of
+       munge-key  1024 random bytes
+       ssh-ecdsa  an OpenSSH-readable ECDSA host key (PEM)
+       ssh-rsa    an RSA host key (PEM)
+       password   32 random letters and digits
+     (OpenSSH cannot read the PKCS#8 PEM genPrivateKey gives for ed25519.) */}}
+{{- define "slurm-cluster.keptSecretValue" -}}
+{{- $old := (lookup "v1" "Secret" .ctx.Release.Namespace .secret).data | default dict }}
+{{- if index $old .key }}{{ index $old .key }}
+{{- else if eq .generate "munge-key" }}{{ randBytes 1024 }}
+{{- else if eq .generate "ssh-ecdsa" }}{{ genPrivateKey "ecdsa" | b64enc }}
+{{- else if eq .generate "ssh-rsa" }}{{ genPrivateKey "rsa" | b64enc }}
+{{- else if eq .generate "password" }}{{ randAlphaNum 32 | b64enc }}
+{{- else }}{{ fail (printf "keptSecretValue: unknown generator %q" .generate) }}
+{{- end }}
+{{- end }}
+
+{{/* Metadata of a Secret the chart generates and keeps: helm uninstall leaves
+     it, so a reinstall finds the same keys. Pass (dict "ctx" $ "name" NAME
+     "component" COMPONENT). */}}
+{{- define "slurm-cluster.keptSecretMetadata" -}}
+metadata:
+  name: {{ .name }}
+  namespace: {{ .ctx.Release.Namespace }}
+  labels:
+    {{- include "slurm-cluster.labels" (dict "ctx" .ctx "component" .component) | nindent 4 }}
+  annotations:
+    helm.sh/resource-policy: keep
 {{- end }}
