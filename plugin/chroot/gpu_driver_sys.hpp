@@ -54,6 +54,10 @@ Status discover_node_driver(const DriverSearch &search, NodeDriver &out);
 // links beside them, then binds IPC directories and data files at their
 // own paths. A bind outside the tree whose mount point the jail lacks is
 // skipped and its note appended to `notes`. Nothing is written to the jail.
+// `driver` may come from the namespace the builder was forked from (to
+// compute the stamp before deciding to build): its fds cannot be cloned
+// after the builder's unshare, so each file is then opened again by path,
+// with the same checks, and must have the identity discovery recorded.
 Status mount_driver_view(int view_root, const DriverPlan &plan, const NodeDriver &driver,
                          std::vector<std::string> &notes);
 
