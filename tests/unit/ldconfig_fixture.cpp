@@ -1,0 +1,149 @@
+#include "ldconfig_fixture.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace fixture {
+
+TempDir::TempDir() {
+    std::string pattern = "/tmp/sjail-test-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+        throw std::runtime_error("mkdtemp failed");
+    }
+    path_ = pattern;
+}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+}
+
+void make_dirs(const std::string &path) {
+    fs::create_directories(path);
+}
+
+void write_text(const std::string &path, const std::string &text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) {
+        throw std::runtime_error("cannot write " + path);
+    }
+}
+
+std::string read_bytes(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw std::runtime_error("cannot read " + path);
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string fake_driver_dir(const std::string &version) {
+    return std::string(FAKE_NVIDIA_DRIVER_DIR) + "/" + version;
+}
+
+std::string probe_path(const std::string &name) {
+    return std::string(FAKE_NVIDIA_DRIVER_DIR) + "/probes/" + name;
+}
+
+void install_fake_libs(const std::string &version, const std::string &dir) {
+    make_dirs(dir);
+    const fs::path from = fake_driver_dir(version) + "/lib";
+    if (!fs::exists(from / ("libcuda.so." + version))) {
+        throw std::runtime_error("fake driver " + version + " is not built in " + from.string());
+    }
+    for (const auto &entry : fs::directory_iterator(from)) {
+        const fs::path to = fs::path(dir) / entry.path().filename();
+        if (entry.is_symlink()) {
+            fs::create_symlink(fs::read_symlink(entry.path()), to);
+        } else {
+            fs::copy_file(entry.path(), to, fs::copy_options::overwrite_existing);
+        }
+    }
+}
+
+void install_host_libc(const std::string &lib_dir) {
+    make_dirs(lib_dir);
+    fs::copy_file("/usr/lib/x86_64-linux-gnu/libc.so.6", lib_dir + "/libc.so.6",
+                  fs::copy_options::overwrite_existing);
+    fs::copy_file("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+                  lib_dir + "/ld-linux-x86-64.so.2", fs::copy_options::overwrite_existing);
+}
+
+int run(const std::vector<std::string> &argv, std::string *output) {
+    int fds[2];
+    if (::pipe(fds) != 0) {
+        throw std::runtime_error("pipe failed");
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(fds[1], 1);
+        ::dup2(fds[1], 2);
+        ::close(fds[0]);
+        ::close(fds[1]);
+        std::vector<char *> args;
+        for (const auto &a : argv) {
+            args.push_back(const_cast<char *>(a.c_str()));
+        }
+        args.push_back(nullptr);
+        ::execv(args[0], args.data());
+        ::_exit(127);
+    }
+    ::close(fds[1]);
+    std::string text;
+    char buf[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fds[0], buf, sizeof(buf))) > 0) {
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (output != nullptr) {
+        *output = text;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+std::string make_cache(const std::string &root, const std::vector<std::string> &extra) {
+    std::vector<std::string> argv = {"/sbin/ldconfig", "-X", "-r", root, "-C", "/ld.so.cache", "-f",
+                                     "/etc/ld.so.conf"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    std::string out;
+    if (run(argv, &out) != 0) {
+        throw std::runtime_error("ldconfig failed: " + out);
+    }
+    return root + "/ld.so.cache";
+}
+
+std::vector<std::string> ldconfig_print(const std::string &cache) {
+    std::string out;
+    if (run({"/sbin/ldconfig", "-p", "-C", cache}, &out) != 0) {
+        throw std::runtime_error("ldconfig -p failed: " + out);
+    }
+    std::vector<std::string> entries;
+    std::istringstream lines(out);
+    std::string line;
+    while (std::getline(lines, line)) {
+        // "\tlibz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1"
+        const auto arrow = line.find(" => ");
+        const auto paren = line.find(" (");
+        if (line.empty() || line[0] != '\t' || arrow == std::string::npos ||
+            paren == std::string::npos) {
+            continue;
+        }
+        entries.push_back(line.substr(1, paren - 1) + "|" + line.substr(arrow + 4));
+    }
+    return entries;
+}
+
+} // namespace fixture

@@ -1,0 +1,46 @@
+// Helpers for tests that need real loader caches: temporary trees of real
+// ELF files (copies of the fake NVIDIA drivers and of the host's libc) and
+// the node's own ldconfig run over them. Errors throw std::runtime_error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fixture {
+
+// A fresh directory under /tmp, removed with everything in it on destruction.
+class TempDir {
+  public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir &) = delete;
+    TempDir &operator=(const TempDir &) = delete;
+    [[nodiscard]] const std::string &path() const { return path_; }
+
+  private:
+    std::string path_;
+};
+
+void make_dirs(const std::string &path);
+void write_text(const std::string &path, const std::string &text);
+std::string read_bytes(const std::string &path);
+
+// Copies the fake driver VERSION's lib/ (real files and soname links) into `dir`.
+void install_fake_libs(const std::string &version, const std::string &dir);
+// The fake driver's bin/nvidia-smi, and a probe by name, as built.
+std::string fake_driver_dir(const std::string &version);
+std::string probe_path(const std::string &name);
+
+// Copies the host's libc (and the loader) into `lib_dir`.
+void install_host_libc(const std::string &lib_dir);
+
+// Runs a program (no shell) and returns its exit status; output gets stdout+stderr.
+int run(const std::vector<std::string> &argv, std::string *output = nullptr);
+
+// ldconfig -X -r ROOT -C /ld.so.cache -f /etc/ld.so.conf EXTRA...; returns ROOT/ld.so.cache.
+std::string make_cache(const std::string &root, const std::vector<std::string> &extra = {});
+
+// What `ldconfig -p -C CACHE` lists: "name|path" per entry, in order.
+std::vector<std::string> ldconfig_print(const std::string &cache);
+
+} // namespace fixture
