@@ -5,6 +5,7 @@
 #include "mount_plan.hpp"
 #include "node_stamp.hpp"
 #include "node_state.hpp"
+#include "proc_setup.hpp"
 #include "safe_open.hpp"
 
 #include <dlfcn.h>
@@ -89,7 +90,14 @@ Status rebuild(const Config &config, const FileId &jail, NodeNamespace &out) {
     if (auto s = ensure_root_dir(config.tmp_dir, 01777); !s.ok()) {
         return Status::failure("node-local tmp= directory: " + s.message());
     }
-    const auto plan = build_mount_plan(config);
+    ProcOptions proc;
+    if (auto s = resolve_proc_options(config, proc); !s.ok()) {
+        return s;
+    }
+    if (auto s = save_proc_options(config, proc); !s.ok()) {
+        return s;
+    }
+    const auto plan = build_mount_plan(config, proc);
     // Identified before the build: a source that changes while it runs makes
     // the stamp stale, so the next step builds again.
     const std::string stamp = namespace_stamp(config, plugin_id(), jail, identify_sources(plan));
