@@ -202,17 +202,21 @@ void prepare_step(spank_t sp) {
 }
 
 // Task child, as root, before setuid and exec. Returns -1 to stop the task.
+void report_task_refused() {
+    if (g.out_of_memory) {
+        slurm_error("chroot: task not started: the step ran out of memory entering the jail");
+    } else {
+        slurm_error("chroot: %s: task not started, jail entry failed: %s", g.step_name.c_str(),
+                    g.failure.c_str());
+    }
+}
+
 int check_task(spank_t sp) {
     if (g.skip) {
         return 0;
     }
     if (!g.entered) {
-        if (g.out_of_memory) {
-            slurm_error("chroot: task not started: the step ran out of memory entering the jail");
-        } else {
-            slurm_error("chroot: %s: task not started, jail entry failed: %s", g.step_name.c_str(),
-                        g.failure.c_str());
-        }
+        report_task_refused();
         return -1;
     }
     if (Status s = sjail::enter_tasks_view(g.step, sjail::PidCheck::Required); !s.ok()) {
@@ -317,8 +321,14 @@ int join_job(uint32_t job) {
         if (g.skip) {
             return 0; // an allowed --no-jail step: its scripts run where it runs
         }
-        s = g.entered ? sjail::enter_tasks_view(g.step, sjail::PidCheck::IfBornInTheJob)
-                      : Status::failure("the step did not enter the jail: " + g.failure);
+        if (!g.entered) {
+            // The same line the task refusal gives: slurmstepd joins the
+            // job's container in each task before SPANK's task callbacks.
+            report_task_refused();
+            leave_for_dead_end();
+            return -1;
+        }
+        s = sjail::enter_tasks_view(g.step, sjail::PidCheck::IfBornInTheJob);
     } else {
         s = join_from_slurmd(job);
     }
@@ -464,8 +474,11 @@ __attribute__((visibility("default"))) int sjail_jc_create(uint32_t job) {
             s = sjail::open_job_namespace(g.config, node, job, job_ns);
         }
         if (!s.ok()) {
-            slurm_error("chroot: job %u: making its namespaces: %s", job, s.message().c_str());
-            return -1;
+            // Not a prolog failure: that would drain the node, so one bad
+            // setting (or one user's doing) could take nodes out. Every step
+            // and request of the job fails closed when it joins instead.
+            slurm_error("chroot: job %u: making its namespaces: %s; its steps will fail", job,
+                        s.message().c_str());
         }
         return 0;
     } catch (...) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# One root for the whole cluster, but /tmp stays node-local.
+# One root for the whole cluster, but each job has its own /tmp on each node.
 
 setup() {
     load helpers
@@ -15,19 +15,24 @@ setup() {
     rm -f "$JAIL$f"
 }
 
-@test "/tmp is node-local: node2 does not see node1's file, node1 keeps it" {
+@test "/tmp is the job's own on each node: its steps share it, node2 and the next job do not see it" {
+    make_test_dir
     local f=e2e-tmp-$$
-    run ush "srun -w node1 sh -c 'echo node1-data > /tmp/$f' &&
-             srun -w node2 sh -c 'test -e /tmp/$f && echo SEEN-ON-NODE2; echo node2-done' &&
-             srun -w node1 cat /tmp/$f"
+    cat >"$HOST_HOME/$T/steps.sh" <<EOF
+srun -N1 -w node1 sh -c 'echo node1-data > /tmp/$f'
+srun -N1 -w node2 sh -c 'test -e /tmp/$f && echo SEEN-ON-NODE2; echo node2-done'
+srun -N1 -w node1 cat /tmp/$f
+EOF
+    run ush "salloc -N2 bash $T/steps.sh"
     assert_success
     refute_output --partial SEEN-ON-NODE2
     assert_line node2-done
     assert_line node1-data
-    # It lives in node1's own tmp, not in the jail's /tmp and not on the host.
-    [ -f "$STATE/nodes/node1/tmp/$f" ]
-    [ ! -e "$STATE/nodes/node2/tmp/$f" ]
+    # It lived in the job's own /tmp: not in the node's, the jail's or the host's.
+    [ ! -e "$STATE/nodes/node1/tmp/$f" ]
     [ ! -e "$JAIL/tmp/$f" ]
     [ ! -e "/tmp/$f" ]
-    rm -f "$STATE/nodes/node1/tmp/$f"
+    run ush "srun -w node1 sh -c 'test -e /tmp/$f && echo STILL-THERE; echo next-job-done'"
+    assert_success
+    assert_output next-job-done
 }
