@@ -372,6 +372,32 @@ std::string fresh_sample(const JailConfig &jc, std::vector<std::int64_t> &values
         values);
 }
 
+// The per-step stamp check: what acquire_node_namespace computes before it
+// compares with STATE/stamp.
+std::string stamp_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
+    return in_child(
+        [&jc](std::vector<std::int64_t> &got) -> std::string {
+            std::string stamp;
+            sjail::FileId jail;
+            const std::int64_t t0 = now_ns();
+            const sjail::Status s = sjail::current_stamp(jc.config, stamp, jail);
+            const std::int64_t t1 = now_ns();
+            if (!s.ok()) {
+                return "current_stamp: " + s.message();
+            }
+            // Every bind source of the plan was identified.
+            const auto sources =
+                static_cast<std::size_t>(std::count(stamp.begin(), stamp.end(), '\n') - 3);
+            if (sources + 1 != jc.plan.size()) { // the fresh /proc has no source
+                return "the stamp names " + std::to_string(sources) + " sources, the plan has " +
+                       std::to_string(jc.plan.size() - 1);
+            }
+            got = {t1 - t0};
+            return "";
+        },
+        values);
+}
+
 // A node-namespace rebuild, as after a config change.
 std::string build_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
     const std::string stamp = jc.config.state_dir + "/stamp";
@@ -442,6 +468,9 @@ bool read_reply(int sock, std::string &error, std::vector<std::int64_t> &values)
                 break;
             case Op::Fresh:
                 error = fresh_sample(*jc, values);
+                break;
+            case Op::Stamp:
+                error = stamp_sample(*jc, values);
                 break;
             default:
                 error = "unknown request";

@@ -22,6 +22,10 @@ enum class Op : std::uint32_t {
     // In a forked child: the design the node namespace replaces, a fresh
     // namespace per task (unshare + build_jail_view). One value.
     Fresh = 3,
+    // In a forked child: sjail::current_stamp, the stamp every step computes
+    // to see whether the kept namespace is current (jail ownership walk, every
+    // bind source resolved and identified). One value.
+    Stamp = 4,
 };
 
 class Env {

@@ -31,6 +31,7 @@ struct Samples {
     std::vector<std::int64_t> enter;        // unshare(CLONE_FS) + setns
     std::vector<std::int64_t> task_check;   // namespace inode + cwd check per task
     std::vector<std::int64_t> entry_total;  // the three above, one child each
+    std::vector<std::int64_t> stamp_check;  // current_stamp: jail walk + every bind source
     std::vector<std::int64_t> build;        // node namespace (re)build
     std::vector<std::int64_t> fresh;        // fresh namespace per task (old design)
 };
@@ -99,6 +100,12 @@ std::string run_all(const Settings &set, std::map<std::pair<int, int>, Samples> 
                     s.task_check.push_back(v[j + 2]);
                     s.entry_total.push_back(v[j] + v[j + 1] + v[j + 2]);
                 }
+                if (auto e = envs[i]->run(Op::Stamp, b, share(set.samples, set.rounds, r),
+                                          s.stamp_check);
+                    !e.empty()) {
+                    return "stamp check (" + std::to_string(m) + " mounts, " + std::to_string(b) +
+                           " binds): " + e;
+                }
                 if (auto e = envs[i]->run(Op::Build, b, share(set.build_samples, set.rounds, r),
                                           s.build);
                     !e.empty()) {
@@ -128,7 +135,7 @@ int run(int argc, char **argv) {
                  "chroot.so at several host-mount and admin-bind counts (needs root)"};
     app.add_option("--mounts", set.mounts, "host mount-table sizes")->capture_default_str();
     app.add_option("--binds", set.binds, "admin bind counts")->capture_default_str();
-    app.add_option("--samples", set.samples, "entry samples per configuration")
+    app.add_option("--samples", set.samples, "entry and stamp-check samples per configuration")
         ->capture_default_str();
     app.add_option("--build-samples", set.build_samples, "node-namespace builds per configuration")
         ->capture_default_str();
@@ -178,6 +185,7 @@ int run(int argc, char **argv) {
                                   {"step_prepare", summary_json(s.step_prepare)},
                                   {"enter", summary_json(s.enter)},
                                   {"task_check", summary_json(s.task_check)},
+                                  {"stamp_check", summary_json(s.stamp_check)},
                                   {"build", summary_json(s.build)},
                                   {"fresh_namespace", summary_json(s.fresh)}});
     }
@@ -186,8 +194,8 @@ int run(int argc, char **argv) {
     const int hi = *std::max_element(set.mounts.begin(), set.mounts.end());
     out["ratios"] = json::array();
     for (const int b : set.binds) {
-        for (const std::string metric :
-             {"entry_total", "step_prepare", "enter", "task_check", "build", "fresh_namespace"}) {
+        for (const std::string metric : {"entry_total", "step_prepare", "enter", "task_check",
+                                         "stamp_check", "build", "fresh_namespace"}) {
             double mlo = 0;
             double mhi = 0;
             for (const auto &c : out["configs"]) {

@@ -71,6 +71,8 @@ struct PluginState {
     std::string step_name = "step";
     spank_context_t context = S_CTX_ERROR;
     const char *munge_dir = "/run/munge"; // for the dead end (no allocation there)
+    // The slurmd spool, for the dead end too.
+    const char *spool_dir = "/var/spool/slurmd";
 };
 
 PluginState g;
@@ -144,7 +146,7 @@ std::string job_env(spank_t sp, const char *name) {
 // The thread leaves every view of the node. If even that is impossible, the
 // step must not go on: slurmstepd is stopped.
 void leave_for_dead_end() noexcept {
-    if (!sjail::enter_dead_end(g.munge_dir)) {
+    if (!sjail::enter_dead_end(g.munge_dir, g.spool_dir)) {
         slurm_error("chroot: cannot leave the node's root for the dead end; stopping slurmstepd "
                     "so that nothing of the step runs on the host");
         ::kill(::getpid(), SIGKILL);
@@ -346,6 +348,9 @@ int init(spank_t sp, int ac, char **av) {
     g.config_status = parsed.status;
     if (sjail::check_absolute_path("munge", g.config.munge_dir).ok()) {
         g.munge_dir = g.config.munge_dir.c_str();
+    }
+    if (sjail::check_absolute_path("spool", g.config.spool_dir).ok()) {
+        g.spool_dir = g.config.spool_dir.c_str();
     }
     const spank_context_t ctx = spank_context();
     g.context = ctx;

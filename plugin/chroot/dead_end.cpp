@@ -127,9 +127,13 @@ void bring(int dead_end, const char *path, Kind kind, unsigned attrs, bool recur
     }
 }
 
-void furnish(int dead_end, const char *munge_dir) noexcept {
+void furnish(int dead_end, const char *munge_dir, const char *spool_dir) noexcept {
     if (munge_dir != nullptr) {
         bring(dead_end, munge_dir, Kind::Directory, kNoExec, false);
+    }
+    // slurmstepd removes a batch step's script and its directory from here.
+    if (spool_dir != nullptr) {
+        bring(dead_end, spool_dir, Kind::RootOwnedClosedDirectory, kNoExec, false);
     }
     // A device, so not nodev; still noexec and nosuid.
     bring(dead_end, "/dev/null", Kind::CharDevice, MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NOSUID, false);
@@ -147,7 +151,7 @@ bool chroot_into(int dir) noexcept {
 
 } // namespace
 
-bool enter_dead_end(const char *munge_dir) noexcept {
+bool enter_dead_end(const char *munge_dir, const char *spool_dir) noexcept {
     const int tmpfs = make_empty_tmpfs();
     if (tmpfs < 0) {
         return false;
@@ -159,7 +163,7 @@ bool enter_dead_end(const char *munge_dir) noexcept {
     if (::unshare(CLONE_NEWNS) == 0 &&
         ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
         ::move_mount(tmpfs, "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH) == 0) {
-        furnish(tmpfs, munge_dir); // none of its sources lies under /proc
+        furnish(tmpfs, munge_dir, spool_dir); // none of its sources lies under /proc
         mount_attr ro{};
         ro.attr_set = MOUNT_ATTR_RDONLY;
         (void)::mount_setattr(tmpfs, "", AT_EMPTY_PATH, &ro, sizeof(ro));

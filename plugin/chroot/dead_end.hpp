@@ -8,6 +8,8 @@
 // mounted noexec, so nothing can be executed there. Into it go only what
 // slurmstepd itself needs to end the step and report why:
 //   the munge socket directory   to authenticate its messages to srun and slurmd
+//   the slurmd spool directory    when root-owned and closed to group and
+//                                 others: to remove a batch step's script
 //   /dev/null                     for the tasks' standard input
 //   /sys/fs/cgroup                for cgroup plugins to clean up the step
 //   /home                         when it is a root-owned directory closed to
@@ -26,8 +28,8 @@ namespace sjail {
 
 // Returns true when the calling thread's root is now the dead end. When it
 // cannot be built, the thread's root is left where it was and false is
-// returned; the caller must then stop the process. `munge_dir` is an
-// absolute path, or null for none.
-bool enter_dead_end(const char *munge_dir) noexcept;
+// returned; the caller must then stop the process. `munge_dir` and
+// `spool_dir` are absolute paths, or null for none.
+bool enter_dead_end(const char *munge_dir, const char *spool_dir) noexcept;
 
 } // namespace sjail

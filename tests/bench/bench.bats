@@ -27,8 +27,8 @@ json() { jq -e "$@" "$out/latest.json"; }
 @test "micro-benchmark: every host-mount x bind configuration, every metric sampled" {
     # shellcheck disable=SC2016 # a jq program, not shell
     json '[.micro.configs[] | [.host_mounts, .binds]] | sort == ([[50, 500, 5000][] as $m | [5, 10, 20, 100][] as $b | [$m, $b]] | sort)'
-    json '[.micro.configs[] | .entry_total, .step_prepare, .enter, .task_check, .build, .fresh_namespace
-           | select(.n > 0 and .median_us > 0 and .p99_us >= .median_us)] | length == 72'
+    json '[.micro.configs[] | .entry_total, .step_prepare, .stamp_check, .enter, .task_check, .build, .fresh_namespace
+           | select(.n > 0 and .median_us > 0 and .p99_us >= .median_us)] | length == 84'
 }
 
 @test "micro-benchmark: the node really had the requested host mounts" {
@@ -36,7 +36,14 @@ json() { jq -e "$@" "$out/latest.json"; }
 }
 
 @test "micro-benchmark: 5000-vs-50 ratios for every bind count and metric" {
-    json '[.micro.ratios[] | select(.low_mounts == 50 and .high_mounts == 5000 and .ratio > 0)] | length == 24'
+    json '[.micro.ratios[] | select(.low_mounts == 50 and .high_mounts == 5000 and .ratio > 0)] | length == 28'
+}
+
+@test "micro-benchmark: the per-step stamp check is measured at 50, 500 and 5000 host mounts" {
+    json '[.micro.configs[] | select(.stamp_check.n == .step_prepare.n and .stamp_check.median_us > 0)] | length == 12'
+    json '[.micro.configs[].host_mounts] | unique == [50, 500, 5000]'
+    json '[.micro.ratios[] | select(.metric == "stamp_check" and .ratio > 0) | .binds] == [5, 10, 20, 100]'
+    grep -q '| stamp check |' "$out/latest.md"
 }
 
 @test "cluster: every launch benchmark ran its A B pairs" {

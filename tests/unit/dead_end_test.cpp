@@ -86,7 +86,7 @@ TEST(DeadEnd, NothingOfTheHostAndNothingRunsThere) {
                                             st.st_dev == host_root.st_dev;
                   });
                   const std::vector<std::string> expected = furniture(true);
-                  const bool entered = sjail::enter_dead_end("/run/munge");
+                  const bool entered = sjail::enter_dead_end("/run/munge", nullptr);
                   const auto names = entries_of("/");
                   // What slurmstepd needs to end the step and report why; no /proc.
                   const bool has_munge = ::access("/run/munge/munge.socket.2", F_OK) == 0;
@@ -131,8 +131,60 @@ TEST(DeadEnd, AnOpenHomeIsLeftOut) {
                       return e;
                   }
                   const std::vector<std::string> expected = furniture(false);
-                  CHILD_EXPECT(sjail::enter_dead_end("/run/munge"));
+                  CHILD_EXPECT(sjail::enter_dead_end("/run/munge", nullptr));
                   CHILD_EXPECT(entries_of("/") == expected);
+                  return std::string();
+              }),
+              "");
+}
+
+// In the node of make_node_with_home: a spool directory with mode `mode`
+// holding a batch job's directory and script, as slurmd leaves them.
+std::string make_spool(mode_t mode) {
+    if (::mkdir("/run/spool", mode) != 0 || ::chmod("/run/spool", mode) != 0 ||
+        ::mkdir("/run/spool/job00042", 0750) != 0) {
+        return "spool setup failed";
+    }
+    if (auto e = sandbox::write_file("/run/spool/job00042/slurm_script", "#!/bin/sh\necho ran\n");
+        !e.empty()) {
+        return e;
+    }
+    return ::chmod("/run/spool/job00042/slurm_script", 0755) == 0 ? "" : "chmod";
+}
+
+// slurmstepd removes a refused batch step's script from the spool directory,
+// which it finds in the dead end; the script cannot be executed there.
+TEST(DeadEnd, TheSpoolIsThereToCleanUpNotToRun) {
+    EXPECT_EQ(in_child([] {
+                  if (auto e = make_node_with_home(0755); !e.empty()) {
+                      return e;
+                  }
+                  if (auto e = make_spool(0755); !e.empty()) {
+                      return e;
+                  }
+                  CHILD_EXPECT(sjail::enter_dead_end("/run/munge", "/run/spool"));
+                  CHILD_EXPECT(entries_of("/run") == (std::vector<std::string>{"munge", "spool"}));
+                  char *argv[] = {const_cast<char *>("/run/spool/job00042/slurm_script"), nullptr};
+                  ::execv(argv[0], argv);
+                  CHILD_EXPECT(errno == EACCES);
+                  CHILD_EXPECT(::unlink("/run/spool/job00042/slurm_script") == 0);
+                  CHILD_EXPECT(::rmdir("/run/spool/job00042") == 0);
+                  return std::string();
+              }),
+              "");
+}
+
+// A spool directory that users could write is not brought along.
+TEST(DeadEnd, AnOpenSpoolIsLeftOut) {
+    EXPECT_EQ(in_child([] {
+                  if (auto e = make_node_with_home(0755); !e.empty()) {
+                      return e;
+                  }
+                  if (auto e = make_spool(0777); !e.empty()) {
+                      return e;
+                  }
+                  CHILD_EXPECT(sjail::enter_dead_end("/run/munge", "/run/spool"));
+                  CHILD_EXPECT(entries_of("/run") == std::vector<std::string>{"munge"});
                   return std::string();
               }),
               "");
