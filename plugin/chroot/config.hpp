@@ -1,6 +1,7 @@
 // Parsing of the plugstack.conf arguments of chroot.so. Pure: no system calls.
 #pragma once
 
+#include "gpu_mode.hpp"
 #include "status.hpp"
 
 #include <string>
@@ -28,6 +29,9 @@ struct Config {
     std::string state_dir = "/run/slurm-jail";       // state=
     std::vector<std::string> allow_opt_out;          // allow_opt_out=user,uid,...
     int build_timeout_s = 30;                        // build_timeout= (seconds)
+    GpuMode gpu = GpuMode::Auto;                     // gpu=auto|on|off
+    std::string gpu_driver_root;                     // gpu_driver_root= (empty: the usual places)
+    std::string gpu_mps_dir = "/run/nvidia-mps";     // gpu_mps_dir=
 };
 
 struct ParsedConfig {
