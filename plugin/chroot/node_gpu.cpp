@@ -15,7 +15,8 @@ namespace {
 
 constexpr const char *kJailCache = "/etc/ld.so.cache";
 
-// Discovery lists what it looked at on lines of their own; steps report one line.
+// Discovery lists what it looked at on lines of their own; steps report one
+// line: "in:\n  /a: x\n  /b: y" becomes "in: /a: x; /b: y".
 std::string one_line(const std::string &text) {
     std::string out;
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -23,7 +24,7 @@ std::string one_line(const std::string &text) {
             out += text[i];
             continue;
         }
-        out += "; ";
+        out += out.ends_with(':') ? " " : "; ";
         while (i + 1 < text.size() && text[i + 1] == ' ') {
             ++i;
         }

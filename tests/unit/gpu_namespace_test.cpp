@@ -315,7 +315,9 @@ TEST(GpuNamespace, NoDriverIsFineInAutoAndFailsClosedInOnWithOneLine) {
             const auto s = sjail::acquire_node_namespace(config, node);
             CHILD_EXPECT(!s.ok() && !node.fd.valid());
             CHILD_EXPECT(contains(s.message(), "no NVIDIA driver found on this node (gpu=on)"));
-            CHILD_EXPECT(contains(s.message(), kDriver + ": no etc/ld.so.cache, lib64/ or lib/"));
+            CHILD_EXPECT(contains(s.message(),
+                                  "in: " + kDriver +
+                                      ": no etc/ld.so.cache, lib64/ or lib/; install the driver"));
             CHILD_EXPECT(s.message().find('\n') == std::string::npos);
             CHILD_EXPECT(run_as_step(config, {"nvidia-smi"}, out) == 125);
             // gpu=off: nothing is looked for.
