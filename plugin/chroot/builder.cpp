@@ -1,8 +1,10 @@
 #include "builder.hpp"
 
+#include "child_process.hpp"
 #include "fd.hpp"
 #include "jail_view.hpp"
 #include "node_gpu.hpp"
+#include "ns_bind.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -18,8 +20,6 @@
 
 namespace sjail {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 #ifdef SJAIL_BUILDER_FAULTS
 BuilderFault g_fault = BuilderFault::None;
@@ -72,27 +72,6 @@ Status build_in_child(const Config &config, const std::vector<MountOp> &plan,
     return pivot_into_view(view.get(), root);
 }
 
-// Milliseconds left until `deadline`, at least 0.
-int ms_left(Clock::time_point deadline) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return left > 0 ? static_cast<int>(left) : 0;
-}
-
-void write_all(int fd, const std::string &text) {
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return;
-        }
-        done += static_cast<std::size_t>(n);
-    }
-}
-
 // The child. Reports, waits until the caller has kept its namespace (EOF on
 // `hold_fd`), then ends with _exit.
 [[noreturn]] void run_child(const Config &config, const std::vector<MountOp> &plan,
@@ -100,10 +79,7 @@ void write_all(int fd, const std::string &text) {
                             int hold_fd) noexcept {
     int code = 1;
     try {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(static_cast<std::size_t>(cpu), &one);
-        (void)::sched_setaffinity(0, sizeof(one), &one);
+        pin_to_cpu(cpu);
         FileId root;
         const Status s = build_in_child(config, plan, driver, root);
         write_all(report_fd,
@@ -124,97 +100,6 @@ void write_all(int fd, const std::string &text) {
     ::_exit(code);
 }
 
-// Reads everything the child writes until EOF or the deadline.
-bool read_report(int fd, Clock::time_point deadline, std::string &out) {
-    char buf[1024];
-    while (true) {
-        pollfd p{fd, POLLIN, 0};
-        const int ready = ::poll(&p, 1, ms_left(deadline));
-        if (ready < 0 && errno == EINTR) {
-            continue;
-        }
-        if (ready <= 0) {
-            return false; // deadline
-        }
-        const ssize_t n = ::read(fd, buf, sizeof(buf));
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
-            continue;
-        }
-        if (n <= 0) {
-            return true; // EOF (or an error, which judge_builder reports as no result)
-        }
-        out.append(buf, static_cast<std::size_t>(n));
-        if (out.size() > 65536) {
-            return true;
-        }
-    }
-}
-
-// Waits for the child until the deadline; kills it past the deadline.
-BuilderEnd wait_child(pid_t pid, int pidfd, Clock::time_point deadline, int timeout_s,
-                      bool timed_out) {
-    BuilderEnd end;
-    end.timeout_s = timeout_s;
-    if (!timed_out) {
-        pollfd p{pidfd, POLLIN, 0};
-        while (true) {
-            const int ready = ::poll(&p, 1, ms_left(deadline));
-            if (ready < 0 && errno == EINTR) {
-                continue;
-            }
-            timed_out = ready == 0;
-            break;
-        }
-    }
-    if (timed_out) {
-        ::kill(pid, SIGKILL);
-        end.kind = BuilderEnd::Kind::TimedOut;
-        pollfd p{pidfd, POLLIN, 0};
-        (void)::poll(&p, 1, 1000); // a child stuck in the kernel may never die; don't wait for it
-        int status = 0;
-        (void)::waitpid(pid, &status, WNOHANG);
-        return end;
-    }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFSIGNALED(status)) {
-        end.kind = BuilderEnd::Kind::Signaled;
-        end.code = WTERMSIG(status);
-    } else {
-        end.code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-    }
-    return end;
-}
-
-// Keeps the mount namespace of process `pid` alive on `ns_path`. Returns 0 or errno.
-int bind_namespace_of(pid_t pid, const std::string &ns_path) {
-    const std::string child_ns = "/proc/" + std::to_string(pid) + "/ns/mnt";
-    Fd tree(::open_tree(AT_FDCWD, child_ns.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
-    Fd target(::open(ns_path.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW));
-    if (!tree.valid() || !target.valid() ||
-        ::move_mount(tree.get(), "", target.get(), "",
-                     MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
-        return errno;
-    }
-    return 0;
-}
-
-struct Pipe {
-    Fd read;
-    Fd write;
-};
-
-Status make_pipe(Pipe &p) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-        return Status::from_errno("pipe");
-    }
-    p.read.reset(fds[0]);
-    p.write.reset(fds[1]);
-    return {};
-}
-
 // One builder pinned to `cpu`. On success the namespace is kept on `ns_path`;
 // `bind_errno` tells why it could not be kept (ELOOP: try another CPU).
 Status attempt_build(const Config &config, const std::vector<MountOp> &plan,
@@ -229,7 +114,7 @@ Status attempt_build(const Config &config, const std::vector<MountOp> &plan,
     if (auto s = make_pipe(hold); !s.ok()) {
         return s;
     }
-    const auto deadline = Clock::now() + std::chrono::seconds(config.build_timeout_s);
+    const auto deadline = ChildClock::now() + std::chrono::seconds(config.build_timeout_s);
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::close(report.read.release());
@@ -241,12 +126,12 @@ Status attempt_build(const Config &config, const std::vector<MountOp> &plan,
     if (pid < 0) {
         return Status::from_errno("fork the jail builder");
     }
-    const Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    const Fd pidfd = open_pidfd(pid);
     std::string text;
-    const bool in_time = read_report(report.read.get(), deadline, text);
+    const bool in_time = read_until_eof(report.read.get(), deadline, text);
     const bool claims_success = in_time && text.starts_with("sjail-builder ok ");
     if (claims_success) {
-        bind_errno = bind_namespace_of(pid, ns_path);
+        bind_errno = bind_namespace_of(pid, "mnt", ns_path);
     }
     hold.write.reset(); // the child may exit now
     const BuilderEnd end = wait_child(pid, pidfd.get(), deadline, config.build_timeout_s, !in_time);
@@ -265,22 +150,11 @@ void set_builder_fault(BuilderFault fault) {
 }
 #endif
 
-// The kernel refuses (ELOOP) to bind a mount namespace that looks older than
-// the caller's, to prevent reference loops. Namespace ids come from per-CPU
-// batches, so a namespace made on another CPU can look older although it is
-// newer. Building again on another CPU gives it an id from that CPU's batch.
+// A bind refused with ELOOP is tried again on another CPU (see ns_bind.hpp).
 Status build_node_namespace(const Config &config, const std::vector<MountOp> &plan,
                             const NodeDriver &driver, const FileId &jail,
                             const std::string &ns_path) {
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    (void)::sched_getaffinity(0, sizeof(allowed), &allowed);
-    std::vector<int> cpus = {::sched_getcpu()};
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-        if (CPU_ISSET(static_cast<std::size_t>(cpu), &allowed) && cpu != cpus.front()) {
-            cpus.push_back(cpu);
-        }
-    }
+    const std::vector<int> cpus = cpus_to_try();
     int bind_errno = 0;
     for (const int cpu : cpus) {
         if (auto s = attempt_build(config, plan, driver, jail, ns_path, cpu, bind_errno); !s.ok()) {

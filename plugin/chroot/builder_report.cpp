@@ -7,6 +7,7 @@ namespace {
 
 constexpr std::string_view kOk = "sjail-builder ok root=";
 constexpr std::string_view kError = "sjail-builder error ";
+constexpr std::string_view kJobOk = "sjail-job ok init=";
 
 bool parse_u64(std::string_view text, std::uint64_t &out) {
     const auto *end = text.data() + text.size();
@@ -49,8 +50,12 @@ std::string builder_failure_line(std::string_view message) {
     return line + "\n";
 }
 
-Status judge_builder(std::string_view report, const BuilderEnd &end, const FileId &jail) {
-    const std::string prefix = "building the jail namespace failed: ";
+namespace {
+
+// The one line of a report, or a failure: timed out, incomplete, or the
+// builder's own error.
+Status report_line(std::string_view report, const BuilderEnd &end, const std::string &prefix,
+                   std::string_view &line) {
     if (end.kind == BuilderEnd::Kind::TimedOut) {
         return Status::failure(prefix + "the builder " + describe_end(end));
     }
@@ -58,9 +63,20 @@ Status judge_builder(std::string_view report, const BuilderEnd &end, const FileI
         return Status::failure(prefix + "the builder reported no complete result and " +
                                describe_end(end));
     }
-    const std::string_view line = report.substr(0, report.size() - 1);
+    line = report.substr(0, report.size() - 1);
     if (line.substr(0, kError.size()) == kError) {
         return Status::failure(std::string(line.substr(kError.size())));
+    }
+    return {};
+}
+
+} // namespace
+
+Status judge_builder(std::string_view report, const BuilderEnd &end, const FileId &jail) {
+    const std::string prefix = "building the jail namespace failed: ";
+    std::string_view line;
+    if (auto s = report_line(report, end, prefix, line); !s.ok()) {
+        return s;
     }
     FileId root;
     if (line.substr(0, kOk.size()) != kOk || !parse_root(line.substr(kOk.size()), root)) {
@@ -74,6 +90,33 @@ Status judge_builder(std::string_view report, const BuilderEnd &end, const FileI
     if (end.kind != BuilderEnd::Kind::Exited || end.code != 0) {
         return Status::failure(prefix + "the builder reported success but " + describe_end(end));
     }
+    return {};
+}
+
+std::string job_creator_success_line(std::int64_t init_pid) {
+    return std::string(kJobOk) + std::to_string(init_pid) + "\n";
+}
+
+bool job_creator_claims_success(std::string_view report) {
+    return report.substr(0, kJobOk.size()) == kJobOk;
+}
+
+Status judge_job_creator(std::string_view report, const BuilderEnd &end, std::int64_t &init_pid) {
+    const std::string prefix = "making the job's namespaces failed: ";
+    std::string_view line;
+    if (auto s = report_line(report, end, prefix, line); !s.ok()) {
+        return s;
+    }
+    std::uint64_t pid = 0;
+    if (!job_creator_claims_success(line) || !parse_u64(line.substr(kJobOk.size()), pid) ||
+        pid == 0) {
+        return Status::failure(prefix + "the report is not understood: '" + std::string(line) +
+                               "'");
+    }
+    if (end.kind != BuilderEnd::Kind::Exited || end.code != 0) {
+        return Status::failure(prefix + "the builder reported success but " + describe_end(end));
+    }
+    init_pid = static_cast<std::int64_t>(pid);
     return {};
 }
 

@@ -34,4 +34,10 @@ std::string builder_failure_line(std::string_view message);
 // with status 0 and did not run past its deadline.
 Status judge_builder(std::string_view report, const BuilderEnd &end, const FileId &jail);
 
+// The same protocol for the process that makes a job's namespaces: its
+// success token names the job's init (its pid in the node's PID namespace).
+std::string job_creator_success_line(std::int64_t init_pid);
+bool job_creator_claims_success(std::string_view report);
+Status judge_job_creator(std::string_view report, const BuilderEnd &end, std::int64_t &init_pid);
+
 } // namespace sjail

@@ -2,20 +2,27 @@
 // other files of this directory (config parsing, step decision, mount plan,
 // node namespace, step entry, dead end).
 //
-//   slurmd       init: build the node's jail namespace early, in the
-//                background; slurmd_exit: drop it.
+//   slurmd       init: delete what crashed jobs left, build the node's jail
+//                namespace early, in the background; slurmd_exit: drop it.
 //   srun/sbatch  init: refuse a broken plugstack line; register --no-jail and
 //                refuse it (as option or environment variable) for users the
 //                admin did not allow.
-//   slurmstepd   init_post_opt: move slurmstepd's own thread into the jail
-//                (so it opens -o/-e files, chdirs and runs task prolog and
-//                epilog scripts inside the jail). If it may not, or cannot,
-//                the thread goes to the dead end (dead_end.hpp) instead, so
-//                nothing Slurm does next for the step touches the host, even
-//                when the plugin is marked optional.
-//                task_init_privileged: refuse to start the task unless it is
-//                inside the jail. Errors are returned as -1: Slurm 22.05 runs
-//                the task anyway on a positive return code.
+//   slurmstepd   init_post_opt: move slurmstepd's own thread into the job's
+//                view of the jail (job_namespace.hpp; the job's namespaces
+//                are made by its first step on the node), so it opens -o/-e
+//                files, chdirs and runs task prolog and epilog scripts inside
+//                the jail, and its children are born in the job's PID
+//                namespace. If it may not, or cannot, the thread goes to the
+//                dead end (dead_end.hpp) instead, so nothing Slurm does next
+//                for the step touches the host, even when the plugin is
+//                marked optional. The extern step enters too.
+//                task_init_privileged: move the task into the tasks' view
+//                (the job's own /proc) or refuse to start it. Errors are
+//                returned as -1: Slurm 22.05 runs the task anyway on a
+//                positive return code.
+//   job epilog   job_epilog: the job ended on the node: delete its namespaces.
+//   job_container/slurm_jail (plugin/job_container) calls the sjail_jc_*
+//                functions below, exported for it alone.
 // No exception leaves a callback.
 extern "C" {
 #include <slurm/slurm.h> // SLURM_BATCH_SCRIPT, SLURM_EXTERN_CONT, ...
@@ -29,6 +36,7 @@ SPANK_PLUGIN(chroot, 1)
 
 #include "config.hpp"
 #include "dead_end.hpp"
+#include "job_namespace.hpp"
 #include "node_namespace.hpp"
 #include "path_rules.hpp"
 #include "step_decision.hpp"
@@ -56,8 +64,9 @@ struct PluginState {
     bool entered = false;           // slurmstepd's thread is in the jail
     bool out_of_memory = false;     // a failure whose message could not be kept
     std::string failure;            // why this step may not run
-    ino_t jail_ns = 0;              // the namespace tasks must be in
+    sjail::StepJail step;           // the job's tasks view, for tasks and job scripts
     std::string step_name = "step";
+    spank_context_t context = S_CTX_ERROR;
     const char *munge_dir = "/run/munge"; // for the dead end (no allocation there)
 };
 
@@ -157,20 +166,17 @@ void fail_step(std::string reason) {
 
 // slurmstepd, main thread, before it opens output files and forks tasks.
 void prepare_step(spank_t sp) {
-    uint32_t step = 0;
+    uint32_t job = 0;
     uid_t uid = 0;
     g.step_name = describe_step(sp);
-    (void)spank_get_item(sp, S_JOB_STEPID, &step);
     (void)spank_get_item(sp, S_JOB_UID, &uid);
     sjail::StepFacts facts;
-    facts.extern_step = step == SLURM_EXTERN_CONT;
     facts.config = g.config_status;
     facts.no_jail_requested = g.no_jail_requested;
     facts.opt_out_allowed = g.no_jail_requested && opt_out_allowed(uid);
     facts.uid = static_cast<unsigned>(uid);
     const sjail::StepDecision decision = sjail::decide_step(facts);
     switch (decision.action) {
-    case sjail::StepAction::Unjailed:
     case sjail::StepAction::NodeRoot:
         g.skip = true;
         slurm_info("chroot: %s: %s", g.step_name.c_str(), decision.reason.c_str());
@@ -181,11 +187,11 @@ void prepare_step(spank_t sp) {
     case sjail::StepAction::Enter:
         break;
     }
-    if (Status s = sjail::enter_node_jail(g.config); !s.ok()) {
-        fail_step(s.message());
+    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS) {
+        fail_step("slurmstepd gave no job id");
         return;
     }
-    if (Status s = sjail::current_mount_namespace(g.jail_ns); !s.ok()) {
+    if (Status s = sjail::enter_job_for_step(g.config, job, g.step); !s.ok()) {
         fail_step(s.message());
         return;
     }
@@ -206,10 +212,8 @@ int check_task(spank_t sp) {
         }
         return -1;
     }
-    ino_t ns = 0;
-    if (Status s = sjail::current_mount_namespace(ns); !s.ok() || ns != g.jail_ns) {
-        slurm_error("chroot: %s: task not started: it is not inside the jail namespace",
-                    g.step_name.c_str());
+    if (Status s = sjail::enter_tasks_view(g.step, sjail::PidCheck::Required); !s.ok()) {
+        slurm_error("chroot: %s: task not started: %s", g.step_name.c_str(), s.message().c_str());
         return -1;
     }
     char cwd[4096];
@@ -261,6 +265,68 @@ void prebuild_in_background() {
     }
 }
 
+// After slurmd or slurmstepd was killed: the namespaces of jobs that have no
+// process left on the node go.
+void delete_stale_jobs() {
+    for (const auto job : sjail::delete_stale_jobs(g.config)) {
+        slurm_info("chroot: deleted the namespaces of job %u, which has nothing left on this node",
+                   job);
+    }
+}
+
+// The job ended on this node (SPANK's job epilog, or job_container).
+int delete_job(uint32_t job) {
+    if (Status s = sjail::delete_job_namespace(g.config, job); !s.ok()) {
+        slurm_error("chroot: job %u: deleting its namespaces: %s", job, s.message().c_str());
+        return -1;
+    }
+    return 0;
+}
+
+// ---- for job_container/slurm_jail ----
+
+// In a child of slurmd (a file broadcast): into the job's tasks view.
+Status join_from_slurmd(uint32_t job) {
+    sjail::NodeNamespace node;
+    if (Status s = sjail::acquire_node_namespace(g.config, node); !s.ok()) {
+        return s;
+    }
+    sjail::JobNamespace job_ns;
+    if (Status s = sjail::open_job_namespace(g.config, node, job, job_ns); !s.ok()) {
+        return s;
+    }
+    if (Status s = sjail::enter_namespace(job_ns.tasks.get()); !s.ok()) {
+        return s;
+    }
+    return sjail::verify_root(node.jail);
+}
+
+// In a child of slurmd or slurmstepd: into the job's tasks view, or, when
+// that fails, into the dead end (Slurm ignores a failed join for scripts).
+int join_job(uint32_t job) {
+    if (!g.config_status.ok()) {
+        slurm_error("chroot: job %u: %s", job, g.config_status.message().c_str());
+        leave_for_dead_end();
+        return -1;
+    }
+    Status s;
+    if (g.context == S_CTX_REMOTE) {
+        if (g.skip) {
+            return 0; // an allowed --no-jail step: its scripts run where it runs
+        }
+        s = g.entered ? sjail::enter_tasks_view(g.step, sjail::PidCheck::IfBornInTheJob)
+                      : Status::failure("the step did not enter the jail: " + g.failure);
+    } else {
+        s = join_from_slurmd(job);
+    }
+    if (!s.ok()) {
+        slurm_error("chroot: job %u: joining the job's view failed: %s", job, s.message().c_str());
+        leave_for_dead_end();
+        return -1;
+    }
+    return 0;
+}
+
 int init(spank_t sp, int ac, char **av) {
     auto parsed = sjail::parse_config(args_of(ac, av));
     g.config = parsed.config;
@@ -269,6 +335,7 @@ int init(spank_t sp, int ac, char **av) {
         g.munge_dir = g.config.munge_dir.c_str();
     }
     const spank_context_t ctx = spank_context();
+    g.context = ctx;
     const bool client = ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR;
     if (client || ctx == S_CTX_REMOTE) {
         if (spank_option_register(sp, &no_jail_option) != ESPANK_SUCCESS) {
@@ -281,6 +348,7 @@ int init(spank_t sp, int ac, char **av) {
         return client ? -1 : 0;
     }
     if (ctx == S_CTX_SLURMD) {
+        delete_stale_jobs();
         prebuild_in_background();
     }
     return 0;
@@ -323,6 +391,19 @@ int slurm_spank_task_init_privileged(spank_t sp, int /*ac*/, char ** /*av*/) {
     }
 }
 
+int slurm_spank_job_epilog(spank_t sp, int /*ac*/, char ** /*av*/) {
+    try {
+        uint32_t job = 0;
+        if (!g.config_status.ok() || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS) {
+            return 0;
+        }
+        return delete_job(job);
+    } catch (...) {
+        slurm_error("chroot: job epilog ran out of memory");
+        return -1;
+    }
+}
+
 int slurm_spank_slurmd_exit(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
     try {
         if (g.config_status.ok()) {
@@ -334,6 +415,66 @@ int slurm_spank_slurmd_exit(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
         slurm_error("chroot: releasing the jail namespace ran out of memory");
     }
     return 0;
+}
+
+// For job_container/slurm_jail (plugin/job_container), which Slurm loads
+// beside this plugin; see job_namespace.hpp. Each returns 0 or -1.
+
+__attribute__((visibility("default"))) int sjail_jc_create(uint32_t job) {
+    try {
+        if (!g.config_status.ok()) {
+            return -1;
+        }
+        sjail::NodeNamespace node;
+        sjail::JobNamespace job_ns;
+        Status s = sjail::acquire_node_namespace(g.config, node);
+        if (s.ok()) {
+            s = sjail::open_job_namespace(g.config, node, job, job_ns);
+        }
+        if (!s.ok()) {
+            slurm_error("chroot: job %u: making its namespaces: %s", job, s.message().c_str());
+            return -1;
+        }
+        return 0;
+    } catch (...) {
+        slurm_error("chroot: job %u: out of memory making its namespaces", job);
+        return -1;
+    }
+}
+
+__attribute__((visibility("default"))) int sjail_jc_join(uint32_t job) {
+    try {
+        return join_job(job);
+    } catch (...) {
+        fail_out_of_memory();
+        return -1;
+    }
+}
+
+// An fd of the job's tasks view for pam_slurm_adopt (slurmstepd of the
+// extern step); the same fd every time, as slurmstepd does not close it.
+__attribute__((visibility("default"))) int sjail_jc_join_external(uint32_t /*job*/) {
+    return g.entered ? g.step.tasks.get() : -1;
+}
+
+__attribute__((visibility("default"))) int sjail_jc_delete(uint32_t job) {
+    try {
+        return g.config_status.ok() ? delete_job(job) : -1;
+    } catch (...) {
+        slurm_error("chroot: job %u: out of memory deleting its namespaces", job);
+        return -1;
+    }
+}
+
+__attribute__((visibility("default"))) int sjail_jc_restore() {
+    try {
+        if (g.config_status.ok()) {
+            delete_stale_jobs();
+        }
+        return 0;
+    } catch (...) {
+        return -1;
+    }
 }
 
 } // extern "C"

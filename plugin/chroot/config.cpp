@@ -2,6 +2,7 @@
 
 #include "gpu_driver.hpp"
 #include "path_rules.hpp"
+#include "proc_options.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -12,7 +13,8 @@ namespace {
 
 constexpr std::string_view kHint =
     "; see chroot.so(8) for the settings (jail= bind= munge= conf_dir= spool= tmp= state= "
-    "allow_opt_out= build_timeout= gpu= gpu_driver_root= gpu_mps_dir=)";
+    "allow_opt_out= build_timeout= job_tmp= job_tmp_size= job_shm_size= proc= gpu= "
+    "gpu_driver_root= gpu_mps_dir=)";
 
 constexpr int kMaxBuildTimeout = 3600;
 
@@ -136,6 +138,71 @@ Status parse_seconds(const std::string &key, const std::string &value, int &out)
     return {};
 }
 
+// A tmpfs size= value: a number with an optional k, m, g or % suffix.
+Status check_size(const std::string &key, const std::string &value) {
+    const std::size_t digits = value.find_first_not_of("0123456789");
+    const bool suffix_ok =
+        digits == std::string::npos ||
+        (digits + 1 == value.size() &&
+         std::string_view("kKmMgG%").find(value[digits]) != std::string_view::npos);
+    if (digits == 0 || value.empty() || !suffix_ok) {
+        return Status::failure(key + "=" + value +
+                               " is not a size; write a number with an optional k, m, g or % "
+                               "suffix (e.g. 20g or 25%)");
+    }
+    return {};
+}
+
+Status parse_job_tmp(const std::string &value, Config &config) {
+    if (value == "tmpfs") {
+        config.job_tmp = JobTmp::Tmpfs;
+        return {};
+    }
+    if (value == "node") {
+        config.job_tmp = JobTmp::Node;
+        return {};
+    }
+    if (auto s = check_absolute_path("job_tmp", value); !s.ok()) {
+        return Status::failure(s.message() + " (or give tmpfs or node)");
+    }
+    config.job_tmp = JobTmp::Directory;
+    config.job_tmp_dir = value;
+    return {};
+}
+
+// Single-valued settings that are not paths.
+Status apply_value(Config &config, const std::string &key, const std::string &value) {
+    if (key == "build_timeout") {
+        return parse_seconds(key, value, config.build_timeout_s);
+    }
+    if (key == "job_tmp") {
+        return parse_job_tmp(value, config);
+    }
+    if (key == "gpu") {
+        const auto mode = parse_gpu_mode(value);
+        if (!mode) {
+            return Status::failure("gpu=" + value +
+                                   " is not a mode; write gpu=auto (the default), "
+                                   "gpu=on or gpu=off");
+        }
+        config.gpu = *mode;
+        return {};
+    }
+    if (key == "job_tmp_size" || key == "job_shm_size") {
+        if (auto s = check_size(key, value); !s.ok()) {
+            return s;
+        }
+        (key == "job_tmp_size" ? config.job_tmp_size : config.job_shm_size) = value;
+        return {};
+    }
+    ProcOptions checked;
+    if (auto s = parse_proc_setting(value, checked); !s.ok()) {
+        return s;
+    }
+    config.proc_options = value;
+    return {};
+}
+
 Status apply(Config &config, std::set<std::string> &seen, const std::string &arg) {
     const std::size_t eq = arg.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -164,19 +231,6 @@ Status apply(Config &config, std::set<std::string> &seen, const std::string &arg
         }
         return {};
     }
-    if (key == "gpu") {
-        if (!seen.insert(key).second) {
-            return Status::failure(key + "= is given twice; give it once");
-        }
-        const auto mode = parse_gpu_mode(value);
-        if (!mode) {
-            return Status::failure("gpu=" + value +
-                                   " is not a mode; write gpu=auto (the default), "
-                                   "gpu=on or gpu=off");
-        }
-        config.gpu = *mode;
-        return {};
-    }
     if (key == "gpu_mps_dir") {
         if (auto s = set_once(seen, key, config.gpu_mps_dir, value); !s.ok()) {
             return s;
@@ -189,11 +243,14 @@ Status apply(Config &config, std::set<std::string> &seen, const std::string &arg
         }
         return {};
     }
-    if (key == "build_timeout") {
-        if (!seen.insert(key).second) {
-            return Status::failure(key + "= is given twice; give it once");
+    for (const char *name :
+         {"build_timeout", "job_tmp", "job_tmp_size", "job_shm_size", "proc", "gpu"}) {
+        if (key == name) {
+            if (!seen.insert(key).second) {
+                return Status::failure(key + "= is given twice; give it once");
+            }
+            return apply_value(config, key, value);
         }
-        return parse_seconds(key, value, config.build_timeout_s);
     }
     const std::vector<std::pair<std::string, std::string *>> paths = {
         {"jail", &config.jail},
@@ -241,7 +298,7 @@ ParsedConfig parse_config(const std::vector<std::string> &args) {
 std::string fingerprint(const Config &config) {
     std::string out = "v1 jail=" + config.jail + " munge=" + config.munge_dir +
                       " conf_dir=" + config.conf_dir + " spool=" + config.spool_dir +
-                      " tmp=" + config.tmp_dir;
+                      " tmp=" + config.tmp_dir + " proc=" + config.proc_options;
     for (const auto &bind : config.binds) {
         out += " bind=" + bind.source + ":" + bind.target + (bind.read_only ? ":ro" : "");
     }

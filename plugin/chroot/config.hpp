@@ -19,6 +19,13 @@ struct BindSpec {
     bool operator==(const BindSpec &) const = default;
 };
 
+// Where a job's private /tmp lives (job_tmp=).
+enum class JobTmp {
+    Tmpfs,     // a tmpfs of its own, job_tmp_size= at most (default)
+    Directory, // a directory of its own below job_tmp=DIR on the node
+    Node,      // the node-wide tmp= directory, shared by every job (job_tmp=node)
+};
+
 struct Config {
     std::string jail;                                // jail=   (required)
     std::vector<BindSpec> binds;                     // bind=   (repeatable)
@@ -29,6 +36,11 @@ struct Config {
     std::string state_dir = "/run/slurm-jail";       // state=
     std::vector<std::string> allow_opt_out;          // allow_opt_out=user,uid,...
     int build_timeout_s = 30;                        // build_timeout= (seconds)
+    JobTmp job_tmp = JobTmp::Tmpfs;                  // job_tmp=tmpfs|DIR|node
+    std::string job_tmp_dir;                         // job_tmp=DIR
+    std::string job_tmp_size;                        // job_tmp_size= (tmpfs size=)
+    std::string job_shm_size;                        // job_shm_size= (tmpfs size=)
+    std::string proc_options;                        // proc= (empty: the node's own)
     GpuMode gpu = GpuMode::Auto;                     // gpu=auto|on|off
     std::string gpu_driver_root;                     // gpu_driver_root= (empty: the usual places)
     std::string gpu_mps_dir = "/run/nvidia-mps";     // gpu_mps_dir=

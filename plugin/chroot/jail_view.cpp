@@ -13,13 +13,21 @@
 namespace sjail {
 namespace {
 
-Status mount_fresh_proc(int jail_root) {
+Status mount_fresh_proc(int jail_root, const ProcOptions &options) {
     Fd target;
     if (auto s = open_mount_target(jail_root, "/proc", TargetType::Directory, target); !s.ok()) {
         return s;
     }
     Fd fs(::fsopen("proc", FSOPEN_CLOEXEC));
-    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
+    if (!fs.valid()) {
+        return Status::from_errno("creating a proc filesystem");
+    }
+    for (const auto &[key, value] : proc_mount_parameters(options)) {
+        if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, key.c_str(), value.c_str(), 0) != 0) {
+            return Status::from_errno("/proc option " + key + "=" + value);
+        }
+    }
+    if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
         return Status::from_errno("creating a proc filesystem");
     }
     Fd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC,
@@ -136,7 +144,7 @@ Status assemble_jail_view(const Config &config, const std::vector<MountOp> &plan
         return Status::from_errno("binding the jail " + config.jail + " onto itself");
     }
     for (const auto &op : plan) {
-        Status s = op.kind == MountKind::FreshProc ? mount_fresh_proc(view.get())
+        Status s = op.kind == MountKind::FreshProc ? mount_fresh_proc(view.get(), op.proc)
                                                    : mount_bind(view.get(), op);
         if (!s.ok()) {
             return s;

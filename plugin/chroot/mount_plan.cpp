@@ -4,23 +4,23 @@
 
 namespace sjail {
 
-std::vector<MountOp> build_mount_plan(const Config &config) {
+std::vector<MountOp> build_mount_plan(const Config &config, const ProcOptions &proc) {
     std::vector<MountOp> plan = {
-        {MountKind::FreshProc, "", "/proc", false, true},
-        {MountKind::RecursiveBind, "/dev", "/dev", false, false},
-        {MountKind::RecursiveBind, "/sys", "/sys", false, true},
-        {MountKind::Bind, config.tmp_dir, "/tmp", false, true},
-        {MountKind::Bind, config.munge_dir, config.munge_dir, false, true},
-        {MountKind::Bind, config.conf_dir, config.conf_dir, true, true},
-        {MountKind::Bind, config.spool_dir, config.spool_dir, false, true},
+        {MountKind::FreshProc, "", "/proc", false, true, proc},
+        {MountKind::RecursiveBind, "/dev", "/dev", false, false, {}},
+        {MountKind::RecursiveBind, "/sys", "/sys", false, true, {}},
+        {MountKind::Bind, config.tmp_dir, "/tmp", false, true, {}},
+        {MountKind::Bind, config.munge_dir, config.munge_dir, false, true, {}},
+        {MountKind::Bind, config.conf_dir, config.conf_dir, true, true, {}},
+        {MountKind::Bind, config.spool_dir, config.spool_dir, false, true, {}},
         // Name resolution is node-local (slurmstepd itself resolves the controller).
-        {MountKind::Bind, "/etc/hosts", "/etc/hosts", true, true},
-        {MountKind::Bind, "/etc/resolv.conf", "/etc/resolv.conf", true, true},
+        {MountKind::Bind, "/etc/hosts", "/etc/hosts", true, true, {}},
+        {MountKind::Bind, "/etc/resolv.conf", "/etc/resolv.conf", true, true, {}},
     };
     std::vector<MountOp> admin;
     admin.reserve(config.binds.size());
     for (const auto &bind : config.binds) {
-        admin.push_back({MountKind::Bind, bind.source, bind.target, bind.read_only, false});
+        admin.push_back({MountKind::Bind, bind.source, bind.target, bind.read_only, false, {}});
     }
     // Lexicographic order puts "/opt" before "/opt/x": parents are mounted first.
     std::stable_sort(admin.begin(), admin.end(),

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "config.hpp"
+#include "proc_options.hpp"
 
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct MountOp {
     std::string target; // absolute path as seen inside the jail
     bool read_only = false;
     bool nosuid_nodev = false; // for user-writable scratch such as /tmp
+    ProcOptions proc;          // FreshProc: hidepid=, gid= (numeric), subset=
 
     bool operator==(const MountOp &) const = default;
 };
@@ -27,6 +29,7 @@ struct MountOp {
 // Mounts in the order they must be made: kernel filesystems, node-local
 // directories, then admin binds sorted so that a parent target comes before
 // anything mounted below it.
-std::vector<MountOp> build_mount_plan(const Config &config);
+// `proc` is applied to the fresh /proc (its gid already numeric).
+std::vector<MountOp> build_mount_plan(const Config &config, const ProcOptions &proc = {});
 
 } // namespace sjail

@@ -6,6 +6,7 @@
 #include "node_gpu.hpp"
 #include "node_stamp.hpp"
 #include "node_state.hpp"
+#include "proc_setup.hpp"
 #include "safe_open.hpp"
 
 #include <dlfcn.h>
@@ -100,6 +101,13 @@ Status rebuild(const Config &config, const FileId &jail, NodeNamespace &out) {
     if (auto s = ensure_root_dir(config.tmp_dir, 01777); !s.ok()) {
         return Status::failure("node-local tmp= directory: " + s.message());
     }
+    ProcOptions proc;
+    if (auto s = resolve_proc_options(config, proc); !s.ok()) {
+        return s;
+    }
+    if (auto s = save_proc_options(config, proc); !s.ok()) {
+        return s;
+    }
     // Identified before the build: a source or driver that changes while it
     // runs makes the stamp stale, so the next step builds again.
     std::string stamp;
@@ -107,8 +115,8 @@ Status rebuild(const Config &config, const FileId &jail, NodeNamespace &out) {
     if (auto s = stamp_now(config, jail, stamp, gpu); !s.ok()) {
         return s;
     }
-    if (auto s =
-            build_node_namespace(config, build_mount_plan(config), gpu.driver, jail, state + "/ns");
+    if (auto s = build_node_namespace(config, build_mount_plan(config, proc), gpu.driver, jail,
+                                      state + "/ns");
         !s.ok()) {
         return s;
     }

@@ -88,12 +88,24 @@ Status write_file_atomically(const std::string &path, const std::string &text) {
 }
 
 void open_kept_namespace(const std::string &state, Fd &out) {
-    Fd fd(::open((state + "/ns").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+    open_namespace_file(state + "/ns", out);
+}
+
+void open_namespace_file(const std::string &path, Fd &out) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
     struct statfs fs {};
     if (fd.valid() && ::fstatfs(fd.get(), &fs) == 0 &&
         static_cast<unsigned long>(fs.f_type) == NSFS_MAGIC) {
         out = std::move(fd);
     }
+}
+
+Status reset_mount_point_file(const std::string &path) {
+    (void)::umount2(path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+    if (!open_regular(path, O_CREAT | O_RDONLY, 0400).valid()) {
+        return Status::from_errno("create " + path + " (it must be a regular file)");
+    }
+    return {};
 }
 
 Status make_private_mount(const std::string &state) {
@@ -116,12 +128,7 @@ Status make_private_mount(const std::string &state) {
 }
 
 Status reset_namespace_file(const std::string &state) {
-    const std::string ns = state + "/ns";
-    (void)::umount2(ns.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW); // a stale namespace
-    if (!open_regular(ns, O_CREAT | O_RDONLY, 0400).valid()) {
-        return Status::from_errno("create " + ns + " (it must be a regular file)");
-    }
-    return {};
+    return reset_mount_point_file(state + "/ns");
 }
 
 } // namespace sjail

@@ -32,6 +32,13 @@ Status write_file_atomically(const std::string &path, const std::string &text);
 // Opens STATE/ns when it holds a mount namespace (nsfs); else leaves `out` empty.
 void open_kept_namespace(const std::string &state, Fd &out);
 
+// Opens `path` when a namespace is bound there (nsfs); else leaves `out` empty.
+void open_namespace_file(const std::string &path, Fd &out);
+
+// Creates `path` as an empty regular file (a mount point for a namespace),
+// after dropping any namespace bound there before.
+Status reset_mount_point_file(const std::string &path);
+
 // Makes STATE a private mount of its own, so the nsfs bind below it never
 // propagates into other namespaces (which would pin them).
 Status make_private_mount(const std::string &state);

@@ -12,12 +12,12 @@ namespace sjail {
 enum class StepAction {
     Enter,    // enter the jail; any failure from here on is fatal for the step
     NodeRoot, // --no-jail by a user the admin allowed: run on the node's root
-    Unjailed, // the extern step (pam_slurm_adopt's), which runs no user task
     Refuse,   // do not run: leave the host view for the dead end, report `reason`
 };
 
+// Every step of a job enters the job, the extern step too (pam_slurm_adopt
+// puts SSH sessions into it).
 struct StepFacts {
-    bool extern_step = false;
     Status config;                  // the plugstack.conf line as parsed
     bool no_jail_requested = false; // --no-jail, from srun or from the job environment
     bool opt_out_allowed = false;   // the user is listed in allow_opt_out=

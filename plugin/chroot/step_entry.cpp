@@ -1,10 +1,13 @@
 #include "step_entry.hpp"
 
 #include "jail_view.hpp"
+#include "job_namespace.hpp"
 #include "node_namespace.hpp"
 
+#include <climits>
 #include <sched.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace sjail {
 
@@ -19,6 +22,58 @@ Status enter_node_jail(const Config &config) {
     if (auto s = verify_root(node.jail); !s.ok()) {
         forget_node_namespace(config);
         return s;
+    }
+    return {};
+}
+
+Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out) {
+    NodeNamespace node;
+    if (auto s = acquire_node_namespace(config, node); !s.ok()) {
+        return s;
+    }
+    JobNamespace job_ns;
+    if (auto s = open_job_namespace(config, node, job, job_ns); !s.ok()) {
+        return s;
+    }
+    struct stat pid_ns {};
+    if (::fstat(job_ns.pid.get(), &pid_ns) != 0) {
+        return Status::from_errno("fstat the job's PID namespace");
+    }
+    if (auto s = enter_namespace(job_ns.stepd.get()); !s.ok()) {
+        return s;
+    }
+    if (auto s = verify_root(node.jail); !s.ok()) {
+        forget_node_namespace(config);
+        return s;
+    }
+    if (::setns(job_ns.pid.get(), CLONE_NEWPID) != 0) {
+        return Status::from_errno("setns into the job's PID namespace");
+    }
+    out.tasks = std::move(job_ns.tasks);
+    out.jail = node.jail;
+    out.pid_ns = pid_ns.st_ino;
+    return {};
+}
+
+Status enter_tasks_view(const StepJail &step, PidCheck check) {
+    struct stat born {};
+    const bool in_job =
+        ::stat("/proc/thread-self/ns/pid", &born) == 0 && born.st_ino == step.pid_ns;
+    if (check == PidCheck::Required && !in_job) {
+        return Status::failure("the task was not born in the job's PID namespace");
+    }
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof(cwd)) == nullptr) {
+        return Status::from_errno("getcwd");
+    }
+    if (::setns(step.tasks.get(), CLONE_NEWNS) != 0) {
+        return Status::from_errno("setns into the job's tasks view");
+    }
+    if (auto s = verify_root(step.jail); !s.ok()) {
+        return s;
+    }
+    if (::chdir(cwd) != 0) {
+        return Status::from_errno(std::string("chdir ") + cwd + " in the job's tasks view");
     }
     return {};
 }

@@ -3,8 +3,10 @@
 
 #include "builder_report.hpp"
 #include "config.hpp"
+#include "fd.hpp"
 #include "status.hpp"
 
+#include <cstdint>
 #include <sys/types.h>
 
 namespace sjail {
@@ -14,6 +16,29 @@ namespace sjail {
 // turns out not to be the jail, its stamp is dropped so the next step
 // rebuilds it, and a failure is returned: the caller must leave this view.
 Status enter_node_jail(const Config &config);
+
+// What a step keeps once slurmstepd's thread is in the job's view.
+struct StepJail {
+    Fd tasks;         // the tasks' view, entered by each task (and job scripts)
+    FileId jail;      // what "/" must be
+    ino_t pid_ns = 0; // the job's PID namespace, which the tasks are born in
+};
+
+// Moves the calling thread (slurmstepd's) into the job's stepd view (making
+// the job's namespaces when this is its first step on the node), checks that
+// "/" is the jail, and makes the job's PID namespace the one its children
+// are born in. Everything is opened before the thread leaves the host's view.
+Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out);
+
+// Whether the caller must have been born in the job's PID namespace: tasks
+// must; a program slurmstepd forks from another thread (UnkillableStepProgram)
+// is not, and joins the tasks' view all the same.
+enum class PidCheck { Required, IfBornInTheJob };
+
+// In a child of that thread (a task, a job script): moves it into the tasks'
+// view, keeping its working directory (by path: the views are the same tree),
+// and checks that "/" is the jail and where it was born.
+Status enter_tasks_view(const StepJail &step, PidCheck check);
 
 // Moves the calling thread into the mount namespace `ns_fd` (its root and cwd
 // become the namespace's). Works in a multithreaded process: the thread first

@@ -5,41 +5,75 @@ setup() {
     load /usr/lib/bats/bats-support/load.bash
     load /usr/lib/bats/bats-assert/load.bash
     SO=$SLURM_JAIL_BUILD_DIR/plugin/chroot/chroot.so
+    JC=$SLURM_JAIL_BUILD_DIR/plugin/job_container/job_container_slurm_jail.so
 }
 
-@test "chroot.so exports only the SPANK symbols" {
+@test "chroot.so exports only the SPANK symbols and the job container's entry points" {
     run bash -c "nm -D --defined-only '$SO' | awk '{print \$3}' | sort"
     assert_success
     assert_output "plugin_name
 plugin_type
 plugin_version
+sjail_jc_create
+sjail_jc_delete
+sjail_jc_join
+sjail_jc_join_external
+sjail_jc_restore
 slurm_spank_init
 slurm_spank_init_post_opt
+slurm_spank_job_epilog
 slurm_spank_slurmd_exit
 slurm_spank_task_init_privileged
 spank_plugin_version"
+    # job_container/slurm_jail finds it by this name once Slurm loaded it.
+    run bash -c "readelf -d '$SO' | grep SONAME"
+    assert_output --partial '[chroot.so]'
 }
 
-@test "chroot.so is linked with full RELRO and a stack protector" {
-    run readelf -d "$SO"
-    assert_output --partial 'BIND_NOW'
-    run readelf -l "$SO"
-    assert_output --partial 'GNU_RELRO'
-    run bash -c "nm -D --undefined-only '$SO' | grep -c '__stack_chk_fail'"
-    assert_output 1
+@test "job_container_slurm_jail.so exports only what Slurm's job_container interface looks up" {
+    run bash -c "nm -D --defined-only '$JC' | awk '{print \$3}' | sort"
+    assert_success
+    assert_output "container_p_add_cont
+container_p_create
+container_p_delete
+container_p_join
+container_p_join_external
+container_p_reconfig
+container_p_restore
+container_p_stepd_create
+container_p_stepd_delete
+fini
+init
+plugin_name
+plugin_type
+plugin_version"
+}
+
+@test "both plugins are linked with full RELRO and a stack protector" {
+    local so
+    for so in "$SO" "$JC"; do
+        run readelf -d "$so"
+        assert_output --partial 'BIND_NOW'
+        run readelf -l "$so"
+        assert_output --partial 'GNU_RELRO'
+        run bash -c "nm -D --undefined-only '$so' | grep -c '__stack_chk_fail'"
+        assert_output 1
+    done
 }
 
 @test "cmake --install puts chroot.so into Slurm's PluginDir and cpack makes a .deb" {
     local b=$BATS_TEST_TMPDIR/b
     cmake -S "$SLURM_JAIL_ROOT" -B "$b" -DSLURM_JAIL_BUILD_TESTS=OFF -DSLURM_JAIL_BUILD_BENCH=OFF \
         -DSLURM_JAIL_BUILD_HEALTH=OFF >/dev/null
-    cmake --build "$b" --target chroot -j 2 >/dev/null
+    cmake --build "$b" --target chroot job_container_slurm_jail -j 2 >/dev/null
     DESTDIR=$BATS_TEST_TMPDIR/root run cmake --install "$b"
     assert_success
     assert [ -f "$BATS_TEST_TMPDIR/root/usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so" ]
+    assert [ -f "$BATS_TEST_TMPDIR/root/usr/lib/x86_64-linux-gnu/slurm-wlm/job_container_slurm_jail.so" ]
     (cd "$b" && cpack -G DEB >/dev/null)
     run bash -c "dpkg -c '$b'/slurm-jail_*_amd64.deb | awk '{print \$6}'"
     assert_output --partial './usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so'
+    assert_output --partial './usr/lib/x86_64-linux-gnu/slurm-wlm/job_container_slurm_jail.so'
     assert_output --partial './usr/share/man/man8/chroot.so.8'
 }
 

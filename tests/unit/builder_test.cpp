@@ -4,6 +4,7 @@
 #include "builder.hpp"
 #include "node_namespace.hpp"
 #include "node_state.hpp"
+#include "ns_bind.hpp"
 #include "sandbox.hpp"
 #include "step_entry.hpp"
 
@@ -59,27 +60,36 @@ std::string refused_and_not_kept(BuilderFault fault, const std::string &expected
 void on_alarm(int /*sig*/) {}
 
 // Binds, on `path`, a fresh mount namespace that is a plain copy of the
-// caller's (no pivot): what a broken build could have left behind.
+// caller's (no pivot): what a broken build could have left behind. Made on
+// each CPU in turn until the kernel accepts the bind (see ns_bind.hpp).
 bool bind_unpivoted_namespace(const std::string &path) {
-    int ready[2];
-    int done[2];
-    if (::pipe(ready) != 0 || ::pipe(done) != 0) {
-        return false;
+    for (const int cpu : sjail::cpus_to_try()) {
+        int ready[2];
+        int done[2];
+        if (::pipe(ready) != 0 || ::pipe(done) != 0) {
+            return false;
+        }
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            sjail::pin_to_cpu(cpu);
+            char c = ::unshare(CLONE_NEWNS) == 0 ? 'y' : 'n';
+            (void)!::write(ready[1], &c, 1);
+            (void)!::read(done[0], &c, 1);
+            ::_exit(0);
+        }
+        char c = 0;
+        const bool unshared = ::read(ready[0], &c, 1) == 1 && c == 'y';
+        const int err = unshared ? sjail::bind_namespace_of(pid, "mnt", path) : EINVAL;
+        (void)!::write(done[1], "x", 1);
+        ::waitpid(pid, nullptr, 0);
+        for (const int fd : {ready[0], ready[1], done[0], done[1]}) {
+            ::close(fd);
+        }
+        if (err != ELOOP) {
+            return err == 0;
+        }
     }
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        char c = ::unshare(CLONE_NEWNS) == 0 ? 'y' : 'n';
-        (void)!::write(ready[1], &c, 1);
-        (void)!::read(done[0], &c, 1);
-        ::_exit(0);
-    }
-    char c = 0;
-    const bool unshared = ::read(ready[0], &c, 1) == 1 && c == 'y';
-    const std::string cmd = "mount --bind /proc/" + std::to_string(pid) + "/ns/mnt " + path;
-    const bool bound = unshared && std::system(cmd.c_str()) == 0;
-    (void)!::write(done[1], "x", 1);
-    ::waitpid(pid, nullptr, 0);
-    return bound;
+    return false;
 }
 
 } // namespace

@@ -20,13 +20,6 @@ TEST(StepDecision, AnOrdinaryStepEntersTheJail) {
     EXPECT_EQ(decide_step(ordinary_step()).action, StepAction::Enter);
 }
 
-TEST(StepDecision, TheExternStepIsLeftUnjailed) {
-    StepFacts facts = ordinary_step();
-    facts.extern_step = true;
-    facts.config = sjail::Status::failure("broken");
-    EXPECT_EQ(decide_step(facts).action, StepAction::Unjailed);
-}
-
 TEST(StepDecision, ABadConfigRefusesWithItsMessage) {
     StepFacts facts = ordinary_step();
     facts.config = sjail::Status::failure("plugstack.conf: unknown setting 'jial'");

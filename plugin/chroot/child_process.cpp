@@ -1,0 +1,131 @@
+#include "child_process.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace sjail {
+namespace {
+
+// Milliseconds left until `deadline`, at least 0.
+int ms_left(ChildClock::time_point deadline) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - ChildClock::now()).count();
+    return left > 0 ? static_cast<int>(left) : 0;
+}
+
+} // namespace
+
+Status make_pipe(Pipe &p) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+        return Status::from_errno("pipe");
+    }
+    p.read.reset(fds[0]);
+    p.write.reset(fds[1]);
+    return {};
+}
+
+void write_all(int fd, const std::string &text) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return;
+        }
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+bool read_until_eof(int fd, ChildClock::time_point deadline, std::string &out) {
+    char buf[1024];
+    while (true) {
+        pollfd p{fd, POLLIN, 0};
+        const int ready = ::poll(&p, 1, ms_left(deadline));
+        if (ready < 0 && errno == EINTR) {
+            continue;
+        }
+        if (ready <= 0) {
+            return false; // deadline
+        }
+        const ssize_t n = ::read(fd, buf, sizeof(buf));
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+            continue;
+        }
+        if (n <= 0) {
+            return true; // EOF (or an error, which the judge reports as no result)
+        }
+        out.append(buf, static_cast<std::size_t>(n));
+        if (out.size() > 65536) {
+            return true;
+        }
+    }
+}
+
+std::string read_line(int fd) {
+    std::string line;
+    char c = 0;
+    while (line.size() < 65536) {
+        const ssize_t n = ::read(fd, &c, 1);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        line += c;
+        if (c == '\n') {
+            break;
+        }
+    }
+    return line;
+}
+
+BuilderEnd wait_child(pid_t pid, int pidfd, ChildClock::time_point deadline, int timeout_s,
+                      bool timed_out) {
+    BuilderEnd end;
+    end.timeout_s = timeout_s;
+    if (!timed_out) {
+        pollfd p{pidfd, POLLIN, 0};
+        while (true) {
+            const int ready = ::poll(&p, 1, ms_left(deadline));
+            if (ready < 0 && errno == EINTR) {
+                continue;
+            }
+            timed_out = ready == 0;
+            break;
+        }
+    }
+    if (timed_out) {
+        ::kill(pid, SIGKILL);
+        end.kind = BuilderEnd::Kind::TimedOut;
+        pollfd p{pidfd, POLLIN, 0};
+        (void)::poll(&p, 1, 1000); // a child stuck in the kernel may never die; don't wait for it
+        int status = 0;
+        (void)::waitpid(pid, &status, WNOHANG);
+        return end;
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(status)) {
+        end.kind = BuilderEnd::Kind::Signaled;
+        end.code = WTERMSIG(status);
+    } else {
+        end.code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    }
+    return end;
+}
+
+Fd open_pidfd(pid_t pid) {
+    return Fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+}
+
+} // namespace sjail

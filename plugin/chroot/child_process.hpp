@@ -1,0 +1,43 @@
+// Talking to a forked child that builds something (the node's namespace, a
+// job's namespaces) under a deadline: one pipe to report on, one to hold it
+// until the caller has kept what it built.
+#pragma once
+
+#include "builder_report.hpp"
+#include "fd.hpp"
+#include "status.hpp"
+
+#include <chrono>
+#include <string>
+#include <sys/types.h>
+
+namespace sjail {
+
+using ChildClock = std::chrono::steady_clock;
+
+struct Pipe {
+    Fd read;
+    Fd write;
+};
+Status make_pipe(Pipe &p);
+
+// Writes all of `text`, through EINTR and short writes (best effort).
+void write_all(int fd, const std::string &text);
+
+// Reads everything until EOF; false when the deadline passed first. Reads
+// interrupted by signals are retried.
+bool read_until_eof(int fd, ChildClock::time_point deadline, std::string &out);
+
+// Reads one line ending in '\n' (no deadline: for a child of a child that the
+// caller's deadline already bounds).
+std::string read_line(int fd);
+
+// Waits for the child until the deadline, or kills it when `timed_out` or
+// the deadline passes.
+BuilderEnd wait_child(pid_t pid, int pidfd, ChildClock::time_point deadline, int timeout_s,
+                      bool timed_out);
+
+// An fd for waiting on `pid` with poll (pidfd_open).
+Fd open_pidfd(pid_t pid);
+
+} // namespace sjail

@@ -1,0 +1,114 @@
+#include "job_init.hpp"
+
+#include "fd.hpp"
+#include "status.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace sjail {
+namespace {
+
+// A /proc of the PID namespace this process is in (the job's), over /proc.
+Status mount_job_proc(const ProcOptions &proc) {
+    Fd fs(::fsopen("proc", FSOPEN_CLOEXEC));
+    if (!fs.valid()) {
+        return Status::from_errno("creating the job's /proc");
+    }
+    for (const auto &[key, value] : proc_mount_parameters(proc)) {
+        if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, key.c_str(), value.c_str(), 0) != 0) {
+            return Status::from_errno("/proc option " + key + "=" + value);
+        }
+    }
+    if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
+        return Status::from_errno("creating the job's /proc");
+    }
+    Fd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC,
+                     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
+    if (!mnt.valid() ||
+        ::move_mount(mnt.get(), "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+        return Status::from_errno("mounting the job's /proc");
+    }
+    return {};
+}
+
+Status make_tasks_view(const ProcOptions &proc) {
+    if (::unshare(CLONE_NEWNS) != 0) {
+        return Status::from_errno("unshare the tasks' view");
+    }
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+        return Status::from_errno("making the tasks' view a slave");
+    }
+    return mount_job_proc(proc);
+}
+
+void report(int fd, const std::string &line) {
+    const ssize_t n = ::write(fd, line.data(), line.size());
+    (void)n;
+}
+
+// Out of the OOM killer's reach (its death would end the job): slurmd and
+// slurmstepd run at -1000 and the init inherits it; this is for other
+// callers, and needs CAP_SYS_RESOURCE. Named as users will see it in ps.
+void protect_and_name() noexcept {
+    const int adj = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (adj >= 0) {
+        const ssize_t n = ::write(adj, "-1000", 5);
+        (void)n;
+        ::close(adj);
+    }
+    (void)::prctl(PR_SET_NAME, "sjail-job-init", 0, 0, 0);
+}
+
+// Standard streams on /dev/null, every other inherited fd closed: the init
+// must hold nothing of the daemon it was forked from.
+void let_go_of_the_parent() noexcept {
+    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd = 0; fd <= 2 && null >= 0; ++fd) {
+        (void)::dup2(null, fd);
+    }
+    (void)::syscall(SYS_close_range, 3U, ~0U, 0U);
+}
+
+[[noreturn]] void reap_forever() noexcept {
+    sigset_t all;
+    sigfillset(&all);
+    (void)::sigprocmask(SIG_BLOCK, &all, nullptr);
+    sigset_t child;
+    sigemptyset(&child);
+    sigaddset(&child, SIGCHLD);
+    while (true) {
+        (void)::sigwaitinfo(&child, nullptr);
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+    }
+}
+
+} // namespace
+
+void run_job_init(const ProcOptions &proc, int ready_fd) noexcept {
+    try {
+        const Status s = make_tasks_view(proc);
+        if (s.ok()) {
+            protect_and_name();
+        }
+        report(ready_fd, s.ok() ? "ok\n" : "error " + s.message() + "\n");
+        if (!s.ok()) {
+            ::_exit(1);
+        }
+    } catch (...) {
+        ::_exit(1);
+    }
+    let_go_of_the_parent();
+    reap_forever();
+}
+
+} // namespace sjail

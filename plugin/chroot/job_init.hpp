@@ -1,0 +1,21 @@
+// The job's init: PID 1 of the job's PID namespace on a node.
+//
+// It is forked (never exec'd: the plugin is a library) by the process that
+// creates the job's namespaces, as the first process of the new PID
+// namespace. It makes the tasks' view (a copy of slurmstepd's view with a
+// /proc of the job's own PID namespace, so a task sees only its job's
+// processes), reports, then does nothing but reap the processes orphaned to
+// it. It lives until the job ends on the node: killing it (SIGKILL, from
+// outside) ends every process of the job, and the namespace with them.
+// Users cannot signal it (it is root's) and see it as PID 1.
+#pragma once
+
+#include "proc_options.hpp"
+
+namespace sjail {
+
+// Never returns. `ready_fd` receives "ok\n" once the tasks' view is made, or
+// "error MESSAGE\n" (then the process exits).
+[[noreturn]] void run_job_init(const ProcOptions &proc, int ready_fd) noexcept;
+
+} // namespace sjail

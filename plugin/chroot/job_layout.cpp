@@ -1,0 +1,86 @@
+#include "job_layout.hpp"
+
+#include <charconv>
+
+namespace sjail {
+namespace {
+
+template <typename T> std::optional<T> number(std::string_view text) {
+    T value{};
+    const auto *end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (text.empty() || ec != std::errc() || ptr != end) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+} // namespace
+
+std::string jobs_dir(const std::string &state) {
+    return state + "/jobs";
+}
+
+JobPaths job_paths(const std::string &state, std::uint32_t job) {
+    const std::string dir = jobs_dir(state) + "/" + std::to_string(job);
+    return {dir,           dir + "/stepd", dir + "/tasks", dir + "/pid",
+            dir + "/init", dir + "/lock",  dir + "/ready"};
+}
+
+std::optional<std::uint32_t> job_of_entry(std::string_view name) {
+    if (name.empty() || name.front() == '0') {
+        return std::nullopt;
+    }
+    return number<std::uint32_t>(name);
+}
+
+std::string job_tmp_name(std::uint32_t job) {
+    return "job-" + std::to_string(job);
+}
+
+std::string format_init_id(const InitId &id) {
+    return std::to_string(id.pid) + " " + std::to_string(id.start_time) + "\n";
+}
+
+std::optional<InitId> parse_init_id(std::string_view text) {
+    if (!text.empty() && text.back() == '\n') {
+        text.remove_suffix(1);
+    }
+    const auto space = text.find(' ');
+    if (space == std::string_view::npos) {
+        return std::nullopt;
+    }
+    const auto pid = number<pid_t>(text.substr(0, space));
+    const auto start = number<std::uint64_t>(text.substr(space + 1));
+    if (!pid || !start || *pid <= 0) {
+        return std::nullopt;
+    }
+    return InitId{*pid, *start};
+}
+
+std::optional<std::uint64_t> start_time_of_stat(std::string_view stat) {
+    const auto close = stat.rfind(')');
+    if (close == std::string_view::npos) {
+        return std::nullopt;
+    }
+    // After ") ": field 3 (state) is the first; starttime is field 22.
+    std::string_view rest = stat.substr(close + 1);
+    for (int field = 3; field <= 22; ++field) {
+        const auto start = rest.find_first_not_of(' ');
+        if (start == std::string_view::npos) {
+            return std::nullopt;
+        }
+        rest = rest.substr(start);
+        const auto end = rest.find(' ');
+        if (field == 22) {
+            return number<std::uint64_t>(rest.substr(0, end));
+        }
+        if (end == std::string_view::npos) {
+            return std::nullopt;
+        }
+        rest = rest.substr(end);
+    }
+    return std::nullopt;
+}
+
+} // namespace sjail

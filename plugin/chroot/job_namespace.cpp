@@ -1,0 +1,468 @@
+#include "job_namespace.hpp"
+
+#include "child_process.hpp"
+#include "job_init.hpp"
+#include "job_layout.hpp"
+#include "node_state.hpp"
+#include "ns_bind.hpp"
+#include "proc_setup.hpp"
+#include "safe_open.hpp"
+#include "tree_remove.hpp"
+
+#include <csignal>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <sched.h>
+#include <set>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace sjail {
+namespace {
+
+// ---- the job's init ----
+
+std::optional<InitId> read_init(const JobPaths &paths) {
+    return parse_init_id(read_small_file(paths.init));
+}
+
+bool is_running(const InitId &id) {
+    const auto start =
+        start_time_of_stat(read_small_file("/proc/" + std::to_string(id.pid) + "/stat"));
+    return start && *start == id.start_time;
+}
+
+std::optional<InitId> identify(pid_t pid) {
+    const auto start =
+        start_time_of_stat(read_small_file("/proc/" + std::to_string(pid) + "/stat"));
+    if (!start) {
+        return std::nullopt;
+    }
+    return InitId{pid, *start};
+}
+
+// Kills the init (and so the job's every process), checking through a pidfd
+// that the pid is still the init's; waits a little for it to go.
+void kill_init(const InitId &id) {
+    const Fd pidfd = open_pidfd(id.pid);
+    if (!pidfd.valid() || !is_running(id)) {
+        return;
+    }
+    (void)::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
+    pollfd p{pidfd.get(), POLLIN, 0};
+    (void)::poll(&p, 1, 5000);
+}
+
+// ---- opening what exists ----
+
+bool open_existing(const JobPaths &paths, JobNamespace &out) {
+    if (::access(paths.ready.c_str(), F_OK) != 0) {
+        return false;
+    }
+    const auto init = read_init(paths);
+    if (!init || !is_running(*init)) {
+        return false; // without its init the job's PID namespace takes no process
+    }
+    open_namespace_file(paths.stepd_ns, out.stepd);
+    open_namespace_file(paths.tasks_ns, out.tasks);
+    open_namespace_file(paths.pid_ns, out.pid);
+    return out.stepd.valid() && out.tasks.valid() && out.pid.valid();
+}
+
+// ---- making it, in a child process ----
+
+struct Inputs {
+    const Config &config;
+    int node_ns = -1;
+    int tmp_tree = -1; // job_tmp=DIR: the job's directory, a detached clone
+    ProcOptions proc;
+};
+
+// An fd of a mount point in the current view, through no symlink.
+Status open_target(const char *path, Fd &out) {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC | O_DIRECTORY;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    out.reset(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how))));
+    return out.valid() ? Status() : Status::from_errno(std::string("mount point ") + path);
+}
+
+Status attach(int mnt, const char *target) {
+    Fd where;
+    if (auto s = open_target(target, where); !s.ok()) {
+        return s;
+    }
+    if (::move_mount(mnt, "", where.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) !=
+        0) {
+        return Status::from_errno(std::string("mounting the job's ") + target);
+    }
+    return {};
+}
+
+Status mount_tmpfs(const std::string &size, const char *target) {
+    Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
+    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "1777", 0) != 0 ||
+        (!size.empty() &&
+         ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", size.c_str(), 0) != 0) ||
+        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
+        return Status::from_errno(std::string("creating the job's ") + target + " (tmpfs)");
+    }
+    const Fd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+    if (!mnt.valid()) {
+        return Status::from_errno(std::string("mounting the job's ") + target);
+    }
+    return attach(mnt.get(), target);
+}
+
+Status mount_job_tmp(const Inputs &in) {
+    switch (in.config.job_tmp) {
+    case JobTmp::Node:
+        return {}; // the node view's /tmp stays
+    case JobTmp::Tmpfs:
+        return mount_tmpfs(in.config.job_tmp_size, "/tmp");
+    case JobTmp::Directory:
+        break;
+    }
+    return attach(in.tmp_tree, "/tmp");
+}
+
+// In the creator child: the stepd view, then the job's PID namespace and its
+// init (which makes the tasks' view). Reports the init's pid.
+Status make_in_child(const Inputs &in, pid_t &init) {
+    if (::setns(in.node_ns, CLONE_NEWNS) != 0) {
+        return Status::from_errno("entering the node's jail namespace");
+    }
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+        return Status::from_errno("making the job's view");
+    }
+    if (auto s = mount_job_tmp(in); !s.ok()) {
+        return s;
+    }
+    if (auto s = mount_tmpfs(in.config.job_shm_size, "/dev/shm"); !s.ok()) {
+        return s;
+    }
+    if (::unshare(CLONE_NEWPID) != 0) {
+        return Status::from_errno("making the job's PID namespace");
+    }
+    Pipe ready;
+    if (auto s = make_pipe(ready); !s.ok()) {
+        return s;
+    }
+    init = ::fork();
+    if (init == 0) {
+        ready.read.reset();
+        run_job_init(in.proc, ready.write.get());
+    }
+    if (init < 0) {
+        return Status::from_errno("fork the job's init");
+    }
+    ready.write.reset();
+    const std::string line = read_line(ready.read.get());
+    if (line != "ok\n") {
+        return Status::failure(line.rfind("error ", 0) == 0 ? line.substr(6, line.size() - 7)
+                                                            : "the job's init died");
+    }
+    return {};
+}
+
+[[noreturn]] void run_creator(const Inputs &in, int cpu, int report_fd, int hold_fd) noexcept {
+    try {
+        pin_to_cpu(cpu);
+        pid_t init = 0;
+        const Status s = make_in_child(in, init);
+        write_all(report_fd,
+                  s.ok() ? job_creator_success_line(init) : builder_failure_line(s.message()));
+    } catch (...) {
+        const char line[] = "sjail-builder error out of memory making the job's namespaces\n";
+        const ssize_t n = ::write(report_fd, line, sizeof(line) - 1);
+        (void)n;
+    }
+    ::close(report_fd);
+    char byte = 0;
+    while (::read(hold_fd, &byte, 1) < 0 && errno == EINTR) {
+    }
+    ::_exit(0);
+}
+
+// Keeps the creator's stepd view and the init's tasks view and PID namespace.
+int keep_namespaces(pid_t creator, pid_t init, const JobPaths &paths) {
+    struct Keep {
+        pid_t pid;
+        const char *kind;
+        const std::string &path;
+    };
+    for (const Keep &keep : {Keep{creator, "mnt", paths.stepd_ns},
+                             Keep{init, "mnt", paths.tasks_ns}, Keep{init, "pid", paths.pid_ns}}) {
+        if (const int err = bind_namespace_of(keep.pid, keep.kind, keep.path); err != 0) {
+            return err;
+        }
+    }
+    return 0;
+}
+
+void drop_namespaces(const JobPaths &paths) {
+    for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns}) {
+        (void)::umount2(path->c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+    }
+}
+
+// One creator pinned to `cpu`; on success the namespaces are kept and the
+// init is recorded. `bind_errno` tells why they could not be kept.
+Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_errno) {
+    bind_errno = 0;
+    Pipe report;
+    Pipe hold;
+    if (auto s = make_pipe(report); !s.ok()) {
+        return s;
+    }
+    if (auto s = make_pipe(hold); !s.ok()) {
+        return s;
+    }
+    const auto deadline = ChildClock::now() + std::chrono::seconds(in.config.build_timeout_s);
+    const pid_t creator = ::fork();
+    if (creator == 0) {
+        report.read.reset();
+        hold.write.reset();
+        run_creator(in, cpu, report.write.get(), hold.read.get());
+    }
+    report.write.reset();
+    hold.read.reset();
+    if (creator < 0) {
+        return Status::from_errno("fork the job's namespace builder");
+    }
+    const Fd pidfd = open_pidfd(creator);
+    std::string text;
+    const bool in_time = read_until_eof(report.read.get(), deadline, text);
+    std::int64_t claimed = 0;
+    std::optional<InitId> init;
+    if (in_time && job_creator_claims_success(text)) {
+        BuilderEnd so_far; // the exit status is judged below
+        if (judge_job_creator(text, so_far, claimed).ok()) {
+            init = identify(static_cast<pid_t>(claimed));
+            bind_errno = init ? keep_namespaces(creator, init->pid, paths) : ESRCH;
+        }
+    }
+    hold.write.reset();
+    const BuilderEnd end =
+        wait_child(creator, pidfd.get(), deadline, in.config.build_timeout_s, !in_time);
+    Status judged = judge_job_creator(text, end, claimed);
+    if (judged.ok() && bind_errno == 0 && init) {
+        return write_file_atomically(paths.init, format_init_id(*init));
+    }
+    drop_namespaces(paths);
+    if (init) {
+        kill_init(*init);
+    }
+    return judged;
+}
+
+// The job's own directory below job_tmp=DIR, made root-owned 1777 like /tmp,
+// as a detached mount (nosuid,nodev): cloned here, in the node's own view,
+// and attached by the child in the job's.
+Status clone_job_tmp_dir(const Config &config, std::uint32_t job, Fd &out) {
+    if (auto s = ensure_root_dir(config.job_tmp_dir, 0700); !s.ok()) {
+        return Status::failure("job_tmp= directory: " + s.message());
+    }
+    Fd base;
+    if (auto s = open_root_owned_dir(config.job_tmp_dir, base); !s.ok()) {
+        return Status::failure("job_tmp= directory: " + s.message());
+    }
+    const std::string name = job_tmp_name(job);
+    (void)remove_tree(base.get(), name); // a leftover of a crashed job
+    if (::mkdirat(base.get(), name.c_str(), 01777) != 0 ||
+        ::fchmodat(base.get(), name.c_str(), 01777, 0) != 0) {
+        return Status::from_errno("mkdir " + config.job_tmp_dir + "/" + name);
+    }
+    out.reset(::open_tree(base.get(), name.c_str(),
+                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
+    mount_attr attr{};
+    attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if (!out.valid() || ::mount_setattr(out.get(), "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
+        return Status::from_errno("bind " + config.job_tmp_dir + "/" + name);
+    }
+    return {};
+}
+
+// With the job's lock held exclusively: makes the namespaces from scratch.
+Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t job,
+                const JobPaths &paths) {
+    if (const auto old = read_init(paths)) {
+        kill_init(*old);
+    }
+    (void)::unlink(paths.ready.c_str());
+    for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns}) {
+        if (auto s = reset_mount_point_file(*path); !s.ok()) {
+            return s;
+        }
+    }
+    Inputs in{config, node.fd.get(), -1, {}};
+    if (auto s = load_proc_options(config, in.proc); !s.ok()) {
+        return s;
+    }
+    Fd tmp_tree;
+    if (config.job_tmp == JobTmp::Directory) {
+        if (auto s = clone_job_tmp_dir(config, job, tmp_tree); !s.ok()) {
+            return s;
+        }
+        in.tmp_tree = tmp_tree.get();
+    }
+    int bind_errno = 0;
+    for (const int cpu : cpus_to_try()) {
+        if (auto s = attempt_make(in, paths, cpu, bind_errno); !s.ok()) {
+            return s;
+        }
+        if (bind_errno != ELOOP) {
+            break;
+        }
+    }
+    if (bind_errno != 0) {
+        return Status::from_errno("keeping the job's namespaces in " + paths.dir, bind_errno);
+    }
+    return write_file_atomically(paths.ready, "");
+}
+
+Status lock_job(const Config &config, const JobPaths &paths, Fd &lock) {
+    if (auto s = ensure_root_dir(jobs_dir(config.state_dir), 0700); !s.ok()) {
+        return Status::failure("state directory: " + s.message());
+    }
+    if (auto s = ensure_root_dir(paths.dir, 0700); !s.ok()) {
+        return Status::failure("state directory: " + s.message());
+    }
+    return lock_state(paths.dir, lock, LOCK_EX);
+}
+
+// ---- what is still running on the node ----
+
+// For every PID namespace: how many processes it holds; and which jobs still
+// have a slurmstepd.
+struct NodeProcesses {
+    std::multiset<ino_t> pid_namespaces;
+    std::set<std::uint32_t> jobs_with_stepd;
+};
+
+NodeProcesses scan_processes() {
+    NodeProcesses seen;
+    DIR *proc = ::opendir("/proc");
+    if (proc == nullptr) {
+        return seen;
+    }
+    while (const dirent *e = ::readdir(proc)) {
+        if (!job_of_entry(e->d_name)) {
+            continue; // not a pid
+        }
+        const std::string dir = std::string("/proc/") + e->d_name;
+        struct stat st {};
+        if (::stat((dir + "/ns/pid").c_str(), &st) == 0) {
+            seen.pid_namespaces.insert(st.st_ino);
+        }
+        const std::string cmdline = read_small_file(dir + "/cmdline");
+        const std::string prefix = "slurmstepd: [";
+        if (cmdline.rfind(prefix, 0) == 0) {
+            const auto dot = cmdline.find('.', prefix.size());
+            if (const auto job = job_of_entry(
+                    std::string_view(cmdline).substr(prefix.size(), dot - prefix.size()))) {
+                seen.jobs_with_stepd.insert(*job);
+            }
+        }
+    }
+    ::closedir(proc);
+    return seen;
+}
+
+bool job_is_alive(const JobPaths &paths, std::uint32_t job, const NodeProcesses &seen) {
+    if (seen.jobs_with_stepd.count(job) != 0) {
+        return true;
+    }
+    const auto init = read_init(paths);
+    struct stat st {};
+    if (!init || !is_running(*init) || ::stat(paths.pid_ns.c_str(), &st) != 0) {
+        return false;
+    }
+    return seen.pid_namespaces.count(st.st_ino) > 1; // more than the init
+}
+
+} // namespace
+
+Status open_job_namespace(const Config &config, const NodeNamespace &node, std::uint32_t job,
+                          JobNamespace &out) {
+    const JobPaths paths = job_paths(config.state_dir, job);
+    if (open_existing(paths, out)) {
+        return {};
+    }
+    Fd lock;
+    if (auto s = lock_job(config, paths, lock); !s.ok()) {
+        return s;
+    }
+    if (open_existing(paths, out)) { // made meanwhile by another step or slurmd
+        return {};
+    }
+    if (auto s = make_job(config, node, job, paths); !s.ok()) {
+        return s;
+    }
+    if (!open_existing(paths, out)) {
+        return Status::failure("the job's namespaces in " + paths.dir +
+                               " vanished right after they were made");
+    }
+    return {};
+}
+
+Status delete_job_namespace(const Config &config, std::uint32_t job) {
+    const JobPaths paths = job_paths(config.state_dir, job);
+    struct stat st {};
+    if (::lstat(paths.dir.c_str(), &st) != 0) {
+        return {};
+    }
+    Fd lock;
+    if (auto s = lock_state(paths.dir, lock, LOCK_EX); !s.ok()) {
+        return s;
+    }
+    if (const auto init = read_init(paths)) {
+        kill_init(*init);
+    }
+    drop_namespaces(paths);
+    for (const auto *path :
+         {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns, &paths.init, &paths.ready}) {
+        (void)::unlink(path->c_str());
+    }
+    Status removed;
+    if (config.job_tmp == JobTmp::Directory) {
+        Fd base;
+        if (open_root_owned_dir(config.job_tmp_dir, base).ok()) {
+            removed = remove_tree(base.get(), job_tmp_name(job));
+        }
+    }
+    (void)::unlink(paths.lock.c_str());
+    (void)::rmdir(paths.dir.c_str());
+    return removed;
+}
+
+std::vector<std::uint32_t> delete_stale_jobs(const Config &config) {
+    std::vector<std::uint32_t> deleted;
+    DIR *dir = ::opendir(jobs_dir(config.state_dir).c_str());
+    if (dir == nullptr) {
+        return deleted;
+    }
+    std::vector<std::uint32_t> jobs;
+    while (const dirent *e = ::readdir(dir)) {
+        if (const auto job = job_of_entry(e->d_name)) {
+            jobs.push_back(*job);
+        }
+    }
+    ::closedir(dir);
+    const NodeProcesses seen = scan_processes();
+    for (const auto job : jobs) {
+        if (!job_is_alive(job_paths(config.state_dir, job), job, seen) &&
+            delete_job_namespace(config, job).ok()) {
+            deleted.push_back(job);
+        }
+    }
+    return deleted;
+}
+
+} // namespace sjail

@@ -1,0 +1,66 @@
+#include "proc_setup.hpp"
+
+#include "node_state.hpp"
+
+#include <grp.h>
+#include <unistd.h>
+#include <vector>
+
+namespace sjail {
+namespace {
+
+Status resolve_group(ProcOptions &options) {
+    if (options.gid.empty() || options.gid.find_first_not_of("0123456789") == std::string::npos) {
+        return {};
+    }
+    struct group gr {};
+    struct group *found = nullptr;
+    std::vector<char> buf(16384);
+    if (::getgrnam_r(options.gid.c_str(), &gr, buf.data(), buf.size(), &found) != 0 ||
+        found == nullptr) {
+        return Status::failure("proc=: group '" + options.gid +
+                               "' does not exist on this node; create it or give a gid");
+    }
+    options.gid = std::to_string(found->gr_gid);
+    return {};
+}
+
+std::string format_proc_options(const ProcOptions &options) {
+    std::string text;
+    for (const auto &[key, value] : proc_mount_parameters(options)) {
+        text += (text.empty() ? "" : ",") + key + "=" + value;
+    }
+    return text;
+}
+
+} // namespace
+
+Status resolve_proc_options(const Config &config, ProcOptions &out) {
+    if (config.proc_options.empty()) {
+        out = node_proc_options(read_small_file("/proc/self/mountinfo", 64 << 20));
+        return {};
+    }
+    if (auto s = parse_proc_setting(config.proc_options, out); !s.ok()) {
+        return s;
+    }
+    return resolve_group(out);
+}
+
+Status save_proc_options(const Config &config, const ProcOptions &options) {
+    return write_file_atomically(config.state_dir + "/proc-options", format_proc_options(options));
+}
+
+Status load_proc_options(const Config &config, ProcOptions &out) {
+    const std::string path = config.state_dir + "/proc-options";
+    if (::access(path.c_str(), F_OK) != 0) {
+        return resolve_proc_options(config, out);
+    }
+    const std::string text = read_small_file(path);
+    if (text.empty()) {
+        out = {};
+        return {};
+    }
+    return parse_proc_setting(text, out);
+}
+
+} // namespace sjail

@@ -1,0 +1,124 @@
+// job_container/slurm_jail: Slurm's job_container interface for slurm-jail.
+//
+// slurmd and slurmstepd call it where no SPANK callback reaches: when a job
+// starts on a node (container_p_create), in the children they fork for a job
+// (container_p_join: tasks, task prolog and epilog scripts, file broadcasts
+// with sbcast, UnkillableStepProgram), for pam_slurm_adopt
+// (container_p_join_external), when the job ends (container_p_delete) and
+// when slurmd starts (container_p_restore). All the work is done by
+// chroot.so, which Slurm has already loaded into the same process through
+// plugstack.conf: one implementation, one configuration (the chroot.so line),
+// one state layout. This file only forwards.
+//
+// Needs, in slurm.conf: JobContainerType=job_container/slurm_jail, and
+// chroot.so in plugstack.conf.
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/slurm_version.h>
+#include <slurm/spank.h> // slurm_error
+}
+
+#include "dead_end.hpp"
+
+#include <cstdint>
+#include <dlfcn.h>
+#include <sys/types.h>
+
+extern "C" {
+extern const char plugin_name[];
+extern const char plugin_type[];
+extern const uint32_t plugin_version;
+const char plugin_name[] = "slurm-jail job container";
+const char plugin_type[] = "job_container/slurm_jail";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+}
+
+namespace {
+
+// A function of the chroot.so Slurm loaded, or null when it is not loaded.
+template <typename Fn> Fn chroot_so(const char *name) {
+    void *handle = ::dlopen("chroot.so", RTLD_LAZY | RTLD_NOLOAD);
+    return handle == nullptr ? nullptr : reinterpret_cast<Fn>(::dlsym(handle, name));
+}
+
+using JobFn = int (*)(uint32_t);
+using VoidFn = int (*)();
+
+constexpr const char *kMissing =
+    "job_container/slurm_jail: chroot.so is not loaded in this process; put it in "
+    "plugstack.conf (see chroot.so(8))";
+
+} // namespace
+
+extern "C" {
+
+int init() {
+    return SLURM_SUCCESS;
+}
+
+int fini() {
+    return SLURM_SUCCESS;
+}
+
+int container_p_create(uint32_t job_id, uid_t /*uid*/) {
+    const auto create = chroot_so<JobFn>("sjail_jc_create");
+    if (create == nullptr) {
+        slurm_error("%s", kMissing);
+        return SLURM_ERROR;
+    }
+    return create(job_id) == 0 ? SLURM_SUCCESS : SLURM_ERROR;
+}
+
+// A failed join must not leave the child where it is: Slurm ignores the
+// failure for job scripts.
+int container_p_join(uint32_t job_id, uid_t /*uid*/) {
+    if (job_id == 0) {
+        return SLURM_SUCCESS; // not a job: a script of slurmd's own
+    }
+    const auto join = chroot_so<JobFn>("sjail_jc_join");
+    if (join == nullptr) {
+        slurm_error("%s", kMissing);
+        (void)sjail::enter_dead_end(nullptr);
+        return SLURM_ERROR;
+    }
+    return join(job_id) == 0 ? SLURM_SUCCESS : SLURM_ERROR;
+}
+
+int container_p_join_external(uint32_t job_id) {
+    const auto join_external = chroot_so<JobFn>("sjail_jc_join_external");
+    return join_external == nullptr ? -1 : join_external(job_id);
+}
+
+int container_p_add_cont(uint32_t /*job_id*/, uint64_t /*cont_id*/) {
+    return SLURM_SUCCESS;
+}
+
+int container_p_delete(uint32_t job_id) {
+    const auto remove = chroot_so<JobFn>("sjail_jc_delete");
+    if (remove == nullptr) {
+        slurm_error("%s", kMissing);
+        return SLURM_ERROR;
+    }
+    return remove(job_id) == 0 ? SLURM_SUCCESS : SLURM_ERROR;
+}
+
+// chroot.so's own slurmd start also deletes what crashed jobs left.
+int container_p_restore(char * /*dir_name*/, bool /*recover*/) {
+    const auto restore = chroot_so<VoidFn>("sjail_jc_restore");
+    return restore == nullptr || restore() == 0 ? SLURM_SUCCESS : SLURM_ERROR;
+}
+
+void container_p_reconfig() {}
+
+// The extern step's slurmstepd enters the job through chroot.so's SPANK
+// callbacks, like every step.
+int container_p_stepd_create(uint32_t /*job_id*/, uid_t /*uid*/) {
+    return SLURM_SUCCESS;
+}
+
+int container_p_stepd_delete(uint32_t /*job_id*/) {
+    return SLURM_SUCCESS;
+}
+
+} // extern "C"

@@ -1,0 +1,290 @@
+// Root-level: a job's own namespaces on a sandbox node, entered as slurmstepd
+// and its tasks enter them.
+#include "job_layout.hpp"
+#include "job_namespace.hpp"
+#include "node_namespace.hpp"
+#include "node_state.hpp"
+#include "sandbox.hpp"
+#include "step_entry.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using sandbox::in_child;
+using sjail::Config;
+
+namespace {
+
+constexpr uid_t kNobody = 65534;
+
+// Runs `task` as slurmstepd does: a child enters the job for its step, then
+// forks the task, which moves into the tasks' view.
+std::string as_task(const Config &config, std::uint32_t job,
+                    const std::function<std::string()> &task) {
+    return in_child([&] {
+        sjail::StepJail step;
+        if (auto s = sjail::enter_job_for_step(config, job, step); !s.ok()) {
+            return "step: " + s.message();
+        }
+        return in_child([&] {
+            if (auto s = sjail::enter_tasks_view(step, sjail::PidCheck::Required); !s.ok()) {
+                return "task: " + s.message();
+            }
+            return task();
+        });
+    });
+}
+
+std::vector<std::string> pids_in_proc() {
+    std::vector<std::string> pids;
+    DIR *dir = ::opendir("/proc");
+    while (dir != nullptr) {
+        const dirent *e = ::readdir(dir);
+        if (e == nullptr) {
+            break;
+        }
+        if (sjail::job_of_entry(e->d_name)) {
+            pids.emplace_back(e->d_name);
+        }
+    }
+    if (dir != nullptr) {
+        ::closedir(dir);
+    }
+    return pids;
+}
+
+bool is_tmpfs(const char *path) {
+    struct statfs fs {};
+    return ::statfs(path, &fs) == 0 && static_cast<unsigned long>(fs.f_type) == TMPFS_MAGIC;
+}
+
+std::string super_options_of(const std::string &mount_point) {
+    const std::string info = sandbox::read_file("/proc/self/mountinfo");
+    std::string last;
+    std::size_t start = 0;
+    while (start < info.size()) {
+        const std::size_t end = info.find('\n', start);
+        const std::string line = info.substr(start, end - start);
+        if (line.find(" " + mount_point + " ") != std::string::npos) {
+            last = line.substr(line.rfind(' ') + 1);
+        }
+        start = end == std::string::npos ? info.size() : end + 1;
+    }
+    return last;
+}
+
+// Runs `check` on a fresh sandbox node (see sandbox.hpp).
+std::string on_node(const std::function<std::string(Config &)> &check) {
+    return in_child([&] {
+        Config config;
+        if (auto e = sandbox::make_node(config); !e.empty()) {
+            return e;
+        }
+        return check(config);
+    });
+}
+
+} // namespace
+
+TEST(JobNamespace, ATaskSeesOnlyItsJobAndCannotReachBeyondIt) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  return as_task(config, 7, [] {
+                      CHILD_EXPECT(sandbox::read_file("/etc/slurm-jail-release") == "JAIL");
+                      // The job's init is PID 1 and the task the only other process.
+                      const auto pids = pids_in_proc();
+                      CHILD_EXPECT(pids.size() == 2);
+                      CHILD_EXPECT(std::to_string(::getpid()) != "1");
+                      CHILD_EXPECT(sandbox::read_file("/proc/1/comm") == "sjail-job-init\n");
+                      // As a user, the init's root (which is the jail anyway) is out of reach.
+                      CHILD_EXPECT(::setgid(kNobody) == 0 && ::setuid(kNobody) == 0);
+                      char link[256];
+                      CHILD_EXPECT(::readlink("/proc/1/root", link, sizeof(link)) < 0 &&
+                                   errno == EACCES);
+                      CHILD_EXPECT(::kill(1, SIGKILL) != 0);
+                      return std::string();
+                  });
+              }),
+              "");
+}
+
+TEST(JobNamespace, PrivateTmpAndShmPerJobSharedByItsSteps) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  const auto write_in_job = as_task(config, 1, [] {
+                      CHILD_EXPECT(is_tmpfs("/tmp") && is_tmpfs("/dev/shm"));
+                      struct stat st {};
+                      CHILD_EXPECT(::stat("/tmp", &st) == 0 && (st.st_mode & 07777) == 01777);
+                      CHILD_EXPECT(sandbox::write_file("/tmp/mine", "job1").empty());
+                      CHILD_EXPECT(sandbox::write_file("/dev/shm/mine", "job1").empty());
+                      return std::string();
+                  });
+                  CHILD_EXPECT(write_in_job.empty());
+                  // Another step of the same job sees it; another job does not.
+                  CHILD_EXPECT(as_task(config, 1, [] {
+                                   CHILD_EXPECT(sandbox::read_file("/tmp/mine") == "job1");
+                                   CHILD_EXPECT(sandbox::read_file("/dev/shm/mine") == "job1");
+                                   return std::string();
+                               }).empty());
+                  CHILD_EXPECT(as_task(config, 2, [] {
+                                   CHILD_EXPECT(::access("/tmp/mine", F_OK) != 0);
+                                   CHILD_EXPECT(::access("/dev/shm/mine", F_OK) != 0);
+                                   return std::string();
+                               }).empty());
+                  // Nothing reached the node-wide directory.
+                  CHILD_EXPECT(::access("/mnt/node/tmp/mine", F_OK) != 0);
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(JobNamespace, AFullTmpOfOneJobDoesNotStopAnother) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  config.job_tmp_size = "64k";
+                  CHILD_EXPECT(as_task(config, 1, [] {
+                                   const std::string big(128 * 1024, 'x');
+                                   CHILD_EXPECT(!sandbox::write_file("/tmp/big", big).empty());
+                                   return std::string();
+                               }).empty());
+                  CHILD_EXPECT(as_task(config, 2, [] {
+                                   CHILD_EXPECT(sandbox::write_file("/tmp/small", "ok").empty());
+                                   return std::string();
+                               }).empty());
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(JobNamespace, DeleteEndsTheJobsProcessesAndLeavesNothing) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  // A task that would live on.
+                  int started[2];
+                  CHILD_EXPECT(::pipe(started) == 0);
+                  const pid_t step = ::fork();
+                  if (step == 0) {
+                      const std::string r = as_task(config, 9, [&] {
+                          (void)!::write(started[1], "x", 1);
+                          ::pause();
+                          return std::string();
+                      });
+                      ::_exit(r.empty() ? 0 : 1);
+                  }
+                  char c = 0;
+                  CHILD_EXPECT(::read(started[0], &c, 1) == 1);
+                  const auto paths = sjail::job_paths(config.state_dir, 9);
+                  CHILD_EXPECT(::access(paths.ready.c_str(), F_OK) == 0);
+                  CHILD_EXPECT(sjail::delete_job_namespace(config, 9).ok());
+                  int status = 0;
+                  CHILD_EXPECT(::waitpid(step, &status, 0) == step);
+                  // The task was killed (its step reports the child died).
+                  CHILD_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+                  CHILD_EXPECT(::access(paths.dir.c_str(), F_OK) != 0);
+                  CHILD_EXPECT(sandbox::mounts_below(sjail::jobs_dir(config.state_dir)).empty());
+                  // Deleting again, or a job never seen, is fine.
+                  CHILD_EXPECT(sjail::delete_job_namespace(config, 9).ok());
+                  CHILD_EXPECT(sjail::delete_job_namespace(config, 12345).ok());
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(JobNamespace, StaleJobsAreDeletedLiveOnesKept) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  // Job 3: made, then its step is gone (as after slurmstepd was killed).
+                  CHILD_EXPECT(as_task(config, 3, [] { return std::string(); }).empty());
+                  // Job 4: a task still runs.
+                  int started[2];
+                  CHILD_EXPECT(::pipe(started) == 0);
+                  const pid_t step = ::fork();
+                  if (step == 0) {
+                      (void)as_task(config, 4, [&] {
+                          (void)!::write(started[1], "x", 1);
+                          ::pause();
+                          return std::string();
+                      });
+                      ::_exit(0);
+                  }
+                  char c = 0;
+                  CHILD_EXPECT(::read(started[0], &c, 1) == 1);
+                  const auto deleted = sjail::delete_stale_jobs(config);
+                  CHILD_EXPECT(deleted == std::vector<std::uint32_t>{3});
+                  CHILD_EXPECT(
+                      ::access(sjail::job_paths(config.state_dir, 4).ready.c_str(), F_OK) == 0);
+                  CHILD_EXPECT(sjail::delete_job_namespace(config, 4).ok());
+                  ::waitpid(step, nullptr, 0);
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(JobNamespace, JobTmpOnADirectoryIsRemovedSafely) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  config.job_tmp = sjail::JobTmp::Directory;
+                  config.job_tmp_dir = "/mnt/node/jobtmp";
+                  const std::string in_job = as_task(config, 5, [] {
+                      CHILD_EXPECT(::mkdir("/tmp/deep", 0755) == 0);
+                      CHILD_EXPECT(sandbox::write_file("/tmp/deep/f", "x").empty());
+                      // A link to a node file: removed, never followed.
+                      CHILD_EXPECT(::symlink("/mnt/host-only", "/tmp/deep/l") == 0);
+                      return std::string();
+                  });
+                  if (!in_job.empty()) {
+                      return in_job;
+                  }
+                  CHILD_EXPECT(sandbox::read_file("/mnt/node/jobtmp/job-5/deep/f") == "x");
+                  CHILD_EXPECT(sjail::delete_job_namespace(config, 5).ok());
+                  CHILD_EXPECT(!std::filesystem::exists("/mnt/node/jobtmp/job-5"));
+                  CHILD_EXPECT(sandbox::read_file("/mnt/host-only") == "host");
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(JobNamespace, NodeWideTmpWhenAsked) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  config.job_tmp = sjail::JobTmp::Node;
+                  CHILD_EXPECT(as_task(config, 6, [] {
+                                   return sandbox::write_file("/tmp/shared", "node");
+                               }).empty());
+                  CHILD_EXPECT(sandbox::read_file("/mnt/node/tmp/shared") == "node");
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(JobNamespace, ProcOptionsFromTheSetting) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  config.proc_options = "hidepid=invisible,gid=5";
+                  return as_task(config, 8, [] {
+                      const std::string options = super_options_of("/proc");
+                      CHILD_EXPECT(options.find("hidepid=invisible") != std::string::npos);
+                      CHILD_EXPECT(options.find("gid=5") != std::string::npos);
+                      return std::string();
+                  });
+              }),
+              "");
+}
+
+TEST(JobNamespace, AJobTmpDirectoryUsersControlIsRefused) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  config.job_tmp = sjail::JobTmp::Directory;
+                  config.job_tmp_dir = "/mnt/node/usertmp/jobs";
+                  std::filesystem::create_directories("/mnt/node/usertmp");
+                  CHILD_EXPECT(::chown("/mnt/node/usertmp", 1000, 1000) == 0);
+                  sjail::NodeNamespace node;
+                  CHILD_EXPECT(sjail::acquire_node_namespace(config, node).ok());
+                  sjail::JobNamespace job;
+                  const auto s = sjail::open_job_namespace(config, node, 10, job);
+                  CHILD_EXPECT(!s.ok());
+                  CHILD_EXPECT(s.message().find("job_tmp= directory") != std::string::npos);
+                  CHILD_EXPECT(s.message().find("/mnt/node/usertmp") != std::string::npos);
+                  return std::string();
+              }),
+              "");
+}
