@@ -16,6 +16,9 @@
 //                dead end (dead_end.hpp) instead, so nothing Slurm does next
 //                for the step touches the host, even when the plugin is
 //                marked optional. The extern step enters too.
+//                user_init .. first task_post_fork: the window in which
+//                slurmstepd forks the tasks; its children are born in the
+//                job's PID namespace then, and only then (step_entry.hpp).
 //                task_init_privileged: move the task into the tasks' view
 //                (the job's own /proc) or refuse to start it. Errors are
 //                returned as -1: Slurm 22.05 runs the task anyway on a
@@ -380,6 +383,35 @@ int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, char ** /*av*/) {
         }
         return -1;
     }
+}
+
+// slurmstepd, main thread, as the user, just before it forks the tasks.
+int slurm_spank_user_init(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
+    try {
+        if (!g.entered) {
+            return 0; // refused steps: their tasks are refused one by one
+        }
+        if (Status s = sjail::start_children_in_job(g.step); !s.ok()) {
+            slurm_error("chroot: %s: tasks will not start: %s", g.step_name.c_str(),
+                        s.message().c_str());
+            return -1;
+        }
+        return 0;
+    } catch (...) {
+        return -1;
+    }
+}
+
+// slurmstepd, main thread, after each task was forked: the fork window is
+// over at the first one.
+int slurm_spank_task_post_fork(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
+    sjail::stop_children_in_job(g.step);
+    return 0;
+}
+
+int slurm_spank_exit(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
+    sjail::stop_children_in_job(g.step);
+    return 0;
 }
 
 int slurm_spank_task_init_privileged(spank_t sp, int /*ac*/, char ** /*av*/) {

@@ -4,9 +4,13 @@
 #include "job_namespace.hpp"
 #include "node_namespace.hpp"
 
+#include <array>
 #include <climits>
+#include <fcntl.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace sjail {
@@ -39,6 +43,10 @@ Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out
     if (::fstat(job_ns.pid.get(), &pid_ns) != 0) {
         return Status::from_errno("fstat the job's PID namespace");
     }
+    out.own_pid.reset(::open("/proc/thread-self/ns/pid", O_RDONLY | O_CLOEXEC));
+    if (!out.own_pid.valid()) {
+        return Status::from_errno("open /proc/thread-self/ns/pid");
+    }
     if (auto s = enter_namespace(job_ns.stepd.get()); !s.ok()) {
         return s;
     }
@@ -46,13 +54,38 @@ Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out
         forget_node_namespace(config);
         return s;
     }
-    if (::setns(job_ns.pid.get(), CLONE_NEWPID) != 0) {
-        return Status::from_errno("setns into the job's PID namespace");
-    }
     out.tasks = std::move(job_ns.tasks);
+    out.job_pid = std::move(job_ns.pid);
     out.jail = node.jail;
     out.pid_ns = pid_ns.st_ino;
     return {};
+}
+
+Status start_children_in_job(StepJail &step) {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    std::array<__user_cap_data_struct, _LINUX_CAPABILITY_U32S_3> saved{};
+    if (::syscall(SYS_capget, &header, saved.data()) != 0) {
+        return Status::from_errno("capget");
+    }
+    auto raised = saved;
+    raised[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective |= CAP_TO_MASK(CAP_SYS_ADMIN);
+    if (::syscall(SYS_capset, &header, raised.data()) != 0) {
+        return Status::from_errno("raising CAP_SYS_ADMIN to enter the job's PID namespace");
+    }
+    const int joined = ::setns(step.job_pid.get(), CLONE_NEWPID);
+    const int err = errno;
+    (void)::syscall(SYS_capset, &header, saved.data());
+    if (joined != 0) {
+        return Status::from_errno("setns into the job's PID namespace", err);
+    }
+    step.children_in_job = true;
+    return {};
+}
+
+void stop_children_in_job(StepJail &step) noexcept {
+    if (step.children_in_job && ::setns(step.own_pid.get(), CLONE_NEWPID) == 0) {
+        step.children_in_job = false;
+    }
 }
 
 Status enter_tasks_view(const StepJail &step, PidCheck check) {

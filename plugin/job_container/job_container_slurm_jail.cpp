@@ -71,10 +71,13 @@ int container_p_create(uint32_t job_id, uid_t /*uid*/) {
 }
 
 // A failed join must not leave the child where it is: Slurm ignores the
-// failure for job scripts.
-int container_p_join(uint32_t job_id, uid_t /*uid*/) {
-    if (job_id == 0) {
-        return SLURM_SUCCESS; // not a job: a script of slurmd's own
+// failure for job scripts. Calls for uid 0 are slurmd's and slurmstepd's own
+// programs (the SPANK job prolog/epilog runner, UnkillableStepProgram), which
+// run on the node: they are left where they are. (A root job's tasks are
+// still jailed by chroot.so's SPANK callbacks.)
+int container_p_join(uint32_t job_id, uid_t uid) {
+    if (job_id == 0 || uid == 0) {
+        return SLURM_SUCCESS;
     }
     const auto join = chroot_so<JobFn>("sjail_jc_join");
     if (join == nullptr) {

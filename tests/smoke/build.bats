@@ -19,11 +19,14 @@ sjail_jc_delete
 sjail_jc_join
 sjail_jc_join_external
 sjail_jc_restore
+slurm_spank_exit
 slurm_spank_init
 slurm_spank_init_post_opt
 slurm_spank_job_epilog
 slurm_spank_slurmd_exit
 slurm_spank_task_init_privileged
+slurm_spank_task_post_fork
+slurm_spank_user_init
 spank_plugin_version"
     # job_container/slurm_jail finds it by this name once Slurm loaded it.
     run bash -c "readelf -d '$SO' | grep SONAME"

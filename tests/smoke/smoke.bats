@@ -118,6 +118,14 @@ teardown() {
 @test "the node keeps working after the failures" {
     run as_user srun cat /etc/slurm-jail-release
     assert_success
+    # The node passes through "completing" while the job's epilog runs; it
+    # must come back to idle, never drained.
+    local state
+    for _ in $(seq 1 50); do
+        state=$(in_node sinfo -h -o '%T')
+        [ "$state" = idle ] && break
+        sleep 0.2
+    done
     run in_node sinfo -h -o '%T'
     assert_output 'idle'
 }

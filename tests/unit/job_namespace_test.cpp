@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using sandbox::in_child;
@@ -34,12 +35,20 @@ std::string as_task(const Config &config, std::uint32_t job,
         if (auto s = sjail::enter_job_for_step(config, job, step); !s.ok()) {
             return "step: " + s.message();
         }
-        return in_child([&] {
+        if (auto s = sjail::start_children_in_job(step); !s.ok()) {
+            return "user_init: " + s.message();
+        }
+        const std::string result = in_child([&] {
             if (auto s = sjail::enter_tasks_view(step, sjail::PidCheck::Required); !s.ok()) {
                 return "task: " + s.message();
             }
             return task();
         });
+        sjail::stop_children_in_job(step);
+        // slurmstepd creates threads after its tasks: that must work again.
+        std::thread io([] {});
+        io.join();
+        return result;
     });
 }
 

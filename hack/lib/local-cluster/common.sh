@@ -14,6 +14,10 @@ LC_UID=5001
 LC_GROUP_EXTRA=sjextra
 LC_GID_EXTRA=5002
 LC_CLUSTER=sjlocal
+# yes: slurm.conf has JobContainerType=job_container/slurm_jail (the
+# documented setup); no: chroot.so alone makes each job's namespaces (the
+# benchmarks switch the plugin off per step, which a job container forbids).
+LC_JOB_CONTAINER=${SLURM_JAIL_LOCAL_JOB_CONTAINER:-yes}
 # The plugstack line, exactly as the README tells admins to write it.
 LC_PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'
 # Mount points on the host that the node namespaces bind onto.

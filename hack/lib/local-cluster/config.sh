@@ -46,6 +46,12 @@ SlurmdLogFile=$LC_STATE/logs/slurmd-%n.log
 SlurmdDebug=info
 SlurmctldDebug=info
 CONF
+    if [ "$LC_JOB_CONTAINER" = yes ]; then
+        # Each job's own namespaces also for what SPANK cannot reach (task
+        # prolog/epilog scripts, sbcast, pam_slurm_adopt); an extern step per job.
+        echo "JobContainerType=job_container/slurm_jail"
+        echo "PrologFlags=Contain"
+    fi
     for ((i = 1; i <= n; i++)); do
         echo "NodeName=$(node_name "$i") NodeAddr=$(node_addr "$i") CPUs=32 State=UNKNOWN"
     done

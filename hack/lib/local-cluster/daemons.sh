@@ -32,9 +32,11 @@ start_munged() {
 
 ctld_pid() { live_pid "$LC_STATE/ctld/slurmctld.pid"; }
 
+# -c: a cluster that was down has no jobs left to recover, and a drain left
+# from an earlier run (say, a failed epilog) must not survive into this one.
 start_ctld() {
     ctld_pid >/dev/null && return 0
-    in_ns ctld ctld slurmctld -f /etc/slurm/slurm.conf ||
+    in_ns ctld ctld slurmctld -c -f /etc/slurm/slurm.conf ||
         die "slurmctld did not start; see: $0 logs ctld"
 }
 

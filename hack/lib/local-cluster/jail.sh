@@ -68,17 +68,23 @@ build_plugin() {
     log "building the plugin in $build"
     cmake -S "$LC_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null ||
         die "cmake configure failed (see above); run hack/install-deps for the build tools"
-    cmake --build "$build" -j 2 --target chroot >&2 || die "building chroot.so failed (see above)"
+    cmake --build "$build" -j 2 --target chroot job_container_slurm_jail >&2 ||
+        die "building chroot.so failed (see above)"
     LC_PLUGIN_SO=$build/plugin/chroot/chroot.so
+    LC_JOB_CONTAINER_SO=$build/plugin/job_container/job_container_slurm_jail.so
     [ -f "$LC_PLUGIN_SO" ] || die "the build did not produce $LC_PLUGIN_SO"
+    [ -f "$LC_JOB_CONTAINER_SO" ] || die "the build did not produce $LC_JOB_CONTAINER_SO"
 }
 
-# Nodes see a copy of Debian's PluginDir plus chroot.so (the host's own
+# Nodes see a copy of Debian's PluginDir plus chroot.so and
+# job_container_slurm_jail.so (the host's own
 # PluginDir is left alone); the jail gets chroot.so for srun inside jobs.
 install_plugin() {
     install -d -m 0755 "$LC_STATE/plugins"
-    rsync -a --delete --exclude=/chroot.so "$LC_PLUGIN_DIR/" "$LC_STATE/plugins/"
+    rsync -a --delete --exclude=/chroot.so --exclude=/job_container_slurm_jail.so \
+        "$LC_PLUGIN_DIR/" "$LC_STATE/plugins/"
     replace_file "$LC_PLUGIN_SO" "$LC_STATE/plugins/chroot.so"
+    replace_file "$LC_JOB_CONTAINER_SO" "$LC_STATE/plugins/job_container_slurm_jail.so"
     replace_file "$LC_PLUGIN_SO" "$(jail_dir)$LC_PLUGIN_DIR/chroot.so"
 }
 
