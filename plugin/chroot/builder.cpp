@@ -3,6 +3,7 @@
 #include "child_process.hpp"
 #include "fd.hpp"
 #include "jail_view.hpp"
+#include "node_gpu.hpp"
 #include "ns_bind.hpp"
 
 #include <cerrno>
@@ -43,8 +44,10 @@ void fault_before_build() {
 }
 #endif
 
-// Unshares and builds the view; `root` is what "/" is afterwards.
-Status build_in_child(const Config &config, const std::vector<MountOp> &plan, FileId &root) {
+// Unshares and builds the view, the node's GPU driver included; `root` is
+// what "/" is afterwards.
+Status build_in_child(const Config &config, const std::vector<MountOp> &plan,
+                      const NodeDriver &driver, FileId &root) {
 #ifdef SJAIL_BUILDER_FAULTS
     fault_before_build();
 #endif
@@ -59,18 +62,26 @@ Status build_in_child(const Config &config, const std::vector<MountOp> &plan, Fi
         return {};
     }
 #endif
-    return build_jail_view(config, plan, root);
+    Fd view;
+    if (auto s = assemble_jail_view(config, plan, view); !s.ok()) {
+        return s;
+    }
+    if (auto s = mount_node_gpu(config, view.get(), driver); !s.ok()) {
+        return s;
+    }
+    return pivot_into_view(view.get(), root);
 }
 
 // The child. Reports, waits until the caller has kept its namespace (EOF on
 // `hold_fd`), then ends with _exit.
-[[noreturn]] void run_child(const Config &config, const std::vector<MountOp> &plan, int cpu,
-                            int report_fd, int hold_fd) noexcept {
+[[noreturn]] void run_child(const Config &config, const std::vector<MountOp> &plan,
+                            const NodeDriver &driver, int cpu, int report_fd,
+                            int hold_fd) noexcept {
     int code = 1;
     try {
         pin_to_cpu(cpu);
         FileId root;
-        const Status s = build_in_child(config, plan, root);
+        const Status s = build_in_child(config, plan, driver, root);
         write_all(report_fd,
                   s.ok() ? builder_success_line(root) : builder_failure_line(s.message()));
         code = s.ok() ? 0 : 1;
@@ -91,8 +102,9 @@ Status build_in_child(const Config &config, const std::vector<MountOp> &plan, Fi
 
 // One builder pinned to `cpu`. On success the namespace is kept on `ns_path`;
 // `bind_errno` tells why it could not be kept (ELOOP: try another CPU).
-Status attempt_build(const Config &config, const std::vector<MountOp> &plan, const FileId &jail,
-                     const std::string &ns_path, int cpu, int &bind_errno) {
+Status attempt_build(const Config &config, const std::vector<MountOp> &plan,
+                     const NodeDriver &driver, const FileId &jail, const std::string &ns_path,
+                     int cpu, int &bind_errno) {
     bind_errno = 0;
     Pipe report;
     Pipe hold;
@@ -107,7 +119,7 @@ Status attempt_build(const Config &config, const std::vector<MountOp> &plan, con
     if (pid == 0) {
         ::close(report.read.release());
         ::close(hold.write.release());
-        run_child(config, plan, cpu, report.write.get(), hold.read.get());
+        run_child(config, plan, driver, cpu, report.write.get(), hold.read.get());
     }
     report.write.reset();
     hold.read.reset();
@@ -140,11 +152,12 @@ void set_builder_fault(BuilderFault fault) {
 
 // A bind refused with ELOOP is tried again on another CPU (see ns_bind.hpp).
 Status build_node_namespace(const Config &config, const std::vector<MountOp> &plan,
-                            const FileId &jail, const std::string &ns_path) {
+                            const NodeDriver &driver, const FileId &jail,
+                            const std::string &ns_path) {
     const std::vector<int> cpus = cpus_to_try();
     int bind_errno = 0;
     for (const int cpu : cpus) {
-        if (auto s = attempt_build(config, plan, jail, ns_path, cpu, bind_errno); !s.ok()) {
+        if (auto s = attempt_build(config, plan, driver, jail, ns_path, cpu, bind_errno); !s.ok()) {
             return s;
         }
         if (bind_errno != ELOOP) {

@@ -11,6 +11,7 @@
 
 #include "builder_report.hpp"
 #include "config.hpp"
+#include "gpu_driver_sys.hpp"
 #include "mount_plan.hpp"
 #include "status.hpp"
 
@@ -20,9 +21,11 @@
 namespace sjail {
 
 // Builds the view for `config` over the jail `jail` (its identity as the
-// caller opened it) and binds the builder's namespace on `ns_path`.
+// caller opened it), with the node's GPU `driver` when one was found
+// (node_gpu.hpp), and binds the builder's namespace on `ns_path`.
 Status build_node_namespace(const Config &config, const std::vector<MountOp> &plan,
-                            const FileId &jail, const std::string &ns_path);
+                            const NodeDriver &driver, const FileId &jail,
+                            const std::string &ns_path);
 
 #ifdef SJAIL_BUILDER_FAULTS
 // Test builds only (the library sjail_sys_faults; chroot.so never has this):

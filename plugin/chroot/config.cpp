@@ -1,5 +1,6 @@
 #include "config.hpp"
 
+#include "gpu_driver.hpp"
 #include "path_rules.hpp"
 #include "proc_options.hpp"
 
@@ -12,7 +13,8 @@ namespace {
 
 constexpr std::string_view kHint =
     "; see chroot.so(8) for the settings (jail= bind= munge= conf_dir= spool= tmp= state= "
-    "allow_opt_out= build_timeout= job_tmp= job_tmp_size= job_shm_size= proc=)";
+    "allow_opt_out= build_timeout= job_tmp= job_tmp_size= job_shm_size= proc= gpu= "
+    "gpu_driver_root= gpu_mps_dir=)";
 
 constexpr int kMaxBuildTimeout = 3600;
 
@@ -55,6 +57,21 @@ Status parse_bind(std::string_view value, BindSpec &bind) {
     return {};
 }
 
+// With gpu= on or auto, the plugin mounts the node's driver tree and a
+// node-local loader cache; an admin bind may not land there.
+Status check_not_driver_view(const Config &config, const std::string &target) {
+    const std::string tree = DriverView{}.dir;
+    if (config.gpu != GpuMode::Off &&
+        (is_same_or_below(target, tree) || target == "/etc/ld.so.cache" ||
+         target == config.gpu_mps_dir)) {
+        return Status::failure("bind target " + target +
+                               " is where gpu= binds the node's NVIDIA driver (" + tree +
+                               ", /etc/ld.so.cache, gpu_mps_dir=); to bind a driver yourself, "
+                               "set gpu=off");
+    }
+    return {};
+}
+
 // Targets that the plugin mounts itself; admin binds may not land on or under
 // the kernel filesystems, nor exactly on another builtin target.
 Status check_targets(const Config &config) {
@@ -86,6 +103,9 @@ Status check_targets(const Config &config) {
         if (!taken.insert(bind.target).second) {
             return Status::failure("bind target " + bind.target +
                                    " is used twice; give each bind its own target");
+        }
+        if (auto s = check_not_driver_view(config, bind.target); !s.ok()) {
+            return s;
         }
     }
     return {};
@@ -158,6 +178,16 @@ Status apply_value(Config &config, const std::string &key, const std::string &va
     if (key == "job_tmp") {
         return parse_job_tmp(value, config);
     }
+    if (key == "gpu") {
+        const auto mode = parse_gpu_mode(value);
+        if (!mode) {
+            return Status::failure("gpu=" + value +
+                                   " is not a mode; write gpu=auto (the default), "
+                                   "gpu=on or gpu=off");
+        }
+        config.gpu = *mode;
+        return {};
+    }
     if (key == "job_tmp_size" || key == "job_shm_size") {
         if (auto s = check_size(key, value); !s.ok()) {
             return s;
@@ -201,7 +231,20 @@ Status apply(Config &config, std::set<std::string> &seen, const std::string &arg
         }
         return {};
     }
-    for (const char *name : {"build_timeout", "job_tmp", "job_tmp_size", "job_shm_size", "proc"}) {
+    if (key == "gpu_mps_dir") {
+        if (auto s = set_once(seen, key, config.gpu_mps_dir, value); !s.ok()) {
+            return s;
+        }
+        if (is_same_or_below(value, "/tmp")) {
+            return Status::failure("gpu_mps_dir=" + value +
+                                   " lies under /tmp, which jobs see as their node-local /tmp; "
+                                   "run nvidia-cuda-mps-control with CUDA_MPS_PIPE_DIRECTORY in a "
+                                   "root-owned directory such as /run/nvidia-mps");
+        }
+        return {};
+    }
+    for (const char *name :
+         {"build_timeout", "job_tmp", "job_tmp_size", "job_shm_size", "proc", "gpu"}) {
         if (key == name) {
             if (!seen.insert(key).second) {
                 return Status::failure(key + "= is given twice; give it once");
@@ -210,8 +253,13 @@ Status apply(Config &config, std::set<std::string> &seen, const std::string &arg
         }
     }
     const std::vector<std::pair<std::string, std::string *>> paths = {
-        {"jail", &config.jail},       {"munge", &config.munge_dir}, {"conf_dir", &config.conf_dir},
-        {"spool", &config.spool_dir}, {"tmp", &config.tmp_dir},     {"state", &config.state_dir}};
+        {"jail", &config.jail},
+        {"munge", &config.munge_dir},
+        {"conf_dir", &config.conf_dir},
+        {"spool", &config.spool_dir},
+        {"tmp", &config.tmp_dir},
+        {"state", &config.state_dir},
+        {"gpu_driver_root", &config.gpu_driver_root}};
     for (const auto &[name, field] : paths) {
         if (key == name) {
             return set_once(seen, key, *field, value);
@@ -254,6 +302,8 @@ std::string fingerprint(const Config &config) {
     for (const auto &bind : config.binds) {
         out += " bind=" + bind.source + ":" + bind.target + (bind.read_only ? ":ro" : "");
     }
+    out += " gpu=" + std::string(gpu_mode_name(config.gpu)) +
+           " gpu_driver_root=" + config.gpu_driver_root + " gpu_mps_dir=" + config.gpu_mps_dir;
     return out;
 }
 

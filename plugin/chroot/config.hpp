@@ -1,6 +1,7 @@
 // Parsing of the plugstack.conf arguments of chroot.so. Pure: no system calls.
 #pragma once
 
+#include "gpu_mode.hpp"
 #include "status.hpp"
 
 #include <string>
@@ -40,6 +41,9 @@ struct Config {
     std::string job_tmp_size;                        // job_tmp_size= (tmpfs size=)
     std::string job_shm_size;                        // job_shm_size= (tmpfs size=)
     std::string proc_options;                        // proc= (empty: the node's own)
+    GpuMode gpu = GpuMode::Auto;                     // gpu=auto|on|off
+    std::string gpu_driver_root;                     // gpu_driver_root= (empty: the usual places)
+    std::string gpu_mps_dir = "/run/nvidia-mps";     // gpu_mps_dir=
 };
 
 struct ParsedConfig {

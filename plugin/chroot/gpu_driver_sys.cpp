@@ -45,6 +45,8 @@ struct Root {
     Layout layout;
     std::map<std::string, TrustedOpen> dirs;  // library directories opened so far
     std::map<std::string, TrustedOpen> files; // "DIR/REAL" -> the real file
+    TrustedOpen cache;                        // etc/ld.so.cache, opened for reading
+    Status cache_status;                      // why it could not be opened
 };
 
 Status refuse(const Root &root, const std::string &why) {
@@ -98,15 +100,22 @@ Status resolve(Root &root, const std::vector<LibraryName> &candidates,
 }
 
 Status cache_candidates(Root &root, std::vector<LibraryName> &candidates) {
-    TrustedOpen cache;
-    if (auto s = open_trusted(root.fd.get(), root.shown, "/etc/ld.so.cache", TrustedKind::File,
-                              cache, true);
-        !s.ok()) {
-        return refuse(root, s.message());
+    if (!root.cache_status.ok()) {
+        return refuse(root, root.cache_status.message());
     }
+    const TrustedOpen &cache = root.cache;
     std::string bytes;
     if (auto s = read_whole_file(cache.fd.get(), cache.shown, bytes); !s.ok()) {
         return s;
+    }
+    // Most nodes have no driver, and every step asks: a well-formed cache in
+    // which neither name the version is read from occurs lists no driver,
+    // without parsing its every entry.
+    if (bytes.starts_with("glibc-ld.so.cache1.1") &&
+        bytes.find("libcuda.so.1") == std::string::npos &&
+        bytes.find("libnvidia-ml.so.1") == std::string::npos) {
+        candidates.clear();
+        return {};
     }
     LdCache parsed;
     if (auto s = parse_ld_cache(bytes, parsed); !s.ok()) {
@@ -152,10 +161,9 @@ Status listed_candidates(Root &root, std::vector<LibraryName> &candidates) {
 // Reads the layout of `root`. `is_root` false: nothing there to read.
 Status read_layout(Root &root, bool &is_root) {
     is_root = false;
-    TrustedOpen probe;
-    if (open_trusted(root.fd.get(), root.shown, "/etc/ld.so.cache", TrustedKind::File, probe)
-            .ok() ||
-        !probe.missing) {
+    root.cache_status = open_trusted(root.fd.get(), root.shown, "/etc/ld.so.cache",
+                                     TrustedKind::File, root.cache, true);
+    if (root.cache_status.ok() || !root.cache.missing) {
         root.layout = {true, {}, "/usr/bin", "/usr/share"};
         is_root = true;
         return {};

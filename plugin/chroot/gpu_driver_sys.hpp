@@ -3,6 +3,7 @@
 
 #include "fd.hpp"
 #include "gpu_driver.hpp"
+#include "gpu_mode.hpp"
 #include "status.hpp"
 
 #include <string>
@@ -10,12 +11,6 @@
 #include <vector>
 
 namespace sjail {
-
-enum class GpuMode {
-    Off,  // never look
-    Auto, // bind the driver when the node has one; a node without one is fine
-    On,   // the node must have a driver; not finding one is an error
-};
 
 struct DriverSearch {
     GpuMode mode = GpuMode::Auto;

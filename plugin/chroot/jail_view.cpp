@@ -91,24 +91,6 @@ Status mount_bind(int jail_root, const MountOp &op) {
     return {};
 }
 
-Status pivot_into(int jail_root, FileId &root) {
-    if (::fchdir(jail_root) != 0) {
-        return Status::from_errno("chdir into the jail");
-    }
-    if (::syscall(SYS_pivot_root, ".", ".") != 0) {
-        return Status::from_errno("pivot_root into the jail");
-    }
-    if (::umount2(".", MNT_DETACH) != 0) {
-        return Status::from_errno("detaching the host root");
-    }
-    struct stat st {};
-    if (::chdir("/") != 0 || ::stat("/", &st) != 0) {
-        return Status::from_errno("chdir / in the jail");
-    }
-    root = file_id_of(st);
-    return {};
-}
-
 } // namespace
 
 FileId file_id_of(const struct stat &st) {
@@ -144,7 +126,7 @@ Status check_jail_system_paths(int jail_fd, const std::string &jail) {
     return {};
 }
 
-Status build_jail_view(const Config &config, const std::vector<MountOp> &plan, FileId &root) {
+Status assemble_jail_view(const Config &config, const std::vector<MountOp> &plan, Fd &view) {
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
         return Status::from_errno("making the new namespace a slave of the host");
     }
@@ -155,8 +137,8 @@ Status build_jail_view(const Config &config, const std::vector<MountOp> &plan, F
     if (auto s = check_jail_system_paths(jail.get(), config.jail); !s.ok()) {
         return s;
     }
-    Fd view(::open_tree(jail.get(), "",
-                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
+    view.reset(::open_tree(jail.get(), "",
+                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
     if (!view.valid() || ::move_mount(view.get(), "", jail.get(), "",
                                       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
         return Status::from_errno("binding the jail " + config.jail + " onto itself");
@@ -168,7 +150,33 @@ Status build_jail_view(const Config &config, const std::vector<MountOp> &plan, F
             return s;
         }
     }
-    return pivot_into(view.get(), root);
+    return {};
+}
+
+Status pivot_into_view(int jail_root, FileId &root) {
+    if (::fchdir(jail_root) != 0) {
+        return Status::from_errno("chdir into the jail");
+    }
+    if (::syscall(SYS_pivot_root, ".", ".") != 0) {
+        return Status::from_errno("pivot_root into the jail");
+    }
+    if (::umount2(".", MNT_DETACH) != 0) {
+        return Status::from_errno("detaching the host root");
+    }
+    struct stat st {};
+    if (::chdir("/") != 0 || ::stat("/", &st) != 0) {
+        return Status::from_errno("chdir / in the jail");
+    }
+    root = file_id_of(st);
+    return {};
+}
+
+Status build_jail_view(const Config &config, const std::vector<MountOp> &plan, FileId &root) {
+    Fd view;
+    if (auto s = assemble_jail_view(config, plan, view); !s.ok()) {
+        return s;
+    }
+    return pivot_into_view(view.get(), root);
 }
 
 } // namespace sjail

@@ -4,6 +4,7 @@
 
 #include "builder_report.hpp"
 #include "config.hpp"
+#include "fd.hpp"
 #include "mount_plan.hpp"
 #include "status.hpp"
 
@@ -21,6 +22,14 @@ FileId file_id_of(const struct stat &st);
 // pivot_root with the old root detached. `root` receives what "/" is
 // afterwards, so the caller can see that the pivot happened.
 Status build_jail_view(const Config &config, const std::vector<MountOp> &plan, FileId &root);
+
+// The two steps of build_jail_view, for a builder that adds to the view in
+// between (the node's GPU driver, node_gpu.hpp). assemble_jail_view: checks,
+// binds the jail onto itself (`view`: that mount, attached at config.jail)
+// and mounts the plan. pivot_into_view: pivot_root into `view`, old root
+// detached.
+Status assemble_jail_view(const Config &config, const std::vector<MountOp> &plan, Fd &view);
+Status pivot_into_view(int view, FileId &root);
 
 // Refuses a jail whose system paths (jail_policy.hpp) are not root-owned or
 // are writable by group or others.

@@ -3,6 +3,7 @@
 #include "builder.hpp"
 #include "jail_view.hpp"
 #include "mount_plan.hpp"
+#include "node_gpu.hpp"
 #include "node_stamp.hpp"
 #include "node_state.hpp"
 #include "proc_setup.hpp"
@@ -70,6 +71,16 @@ Status open_jail(const Config &config, FileId &jail) {
     return {};
 }
 
+// The stamp a namespace built now would have, and the GPU driver it would get.
+Status stamp_now(const Config &config, const FileId &jail, std::string &stamp, NodeGpu &gpu) {
+    if (auto s = find_node_gpu(config, gpu); !s.ok()) {
+        return s;
+    }
+    stamp = namespace_stamp(config, plugin_id(), jail, identify_sources(build_mount_plan(config)),
+                            gpu.stamp);
+    return {};
+}
+
 // With STATE/lock held: the kept namespace when its stamp is `stamp`.
 void join_if_current(const std::string &state, const std::string &stamp, Fd &out) {
     if (read_small_file(state + "/stamp") == stamp) {
@@ -97,11 +108,16 @@ Status rebuild(const Config &config, const FileId &jail, NodeNamespace &out) {
     if (auto s = save_proc_options(config, proc); !s.ok()) {
         return s;
     }
-    const auto plan = build_mount_plan(config, proc);
-    // Identified before the build: a source that changes while it runs makes
-    // the stamp stale, so the next step builds again.
-    const std::string stamp = namespace_stamp(config, plugin_id(), jail, identify_sources(plan));
-    if (auto s = build_node_namespace(config, plan, jail, state + "/ns"); !s.ok()) {
+    // Identified before the build: a source or driver that changes while it
+    // runs makes the stamp stale, so the next step builds again.
+    std::string stamp;
+    NodeGpu gpu;
+    if (auto s = stamp_now(config, jail, stamp, gpu); !s.ok()) {
+        return s;
+    }
+    if (auto s = build_node_namespace(config, build_mount_plan(config, proc), gpu.driver, jail,
+                                      state + "/ns");
+        !s.ok()) {
         return s;
     }
     if (auto s = write_file_atomically(state + "/stamp", stamp); !s.ok()) {
@@ -121,8 +137,8 @@ Status current_stamp(const Config &config, std::string &stamp, FileId &jail) {
     if (auto s = open_jail(config, jail); !s.ok()) {
         return s;
     }
-    stamp = namespace_stamp(config, plugin_id(), jail, identify_sources(build_mount_plan(config)));
-    return {};
+    NodeGpu gpu;
+    return stamp_now(config, jail, stamp, gpu);
 }
 
 Status acquire_node_namespace(const Config &config, NodeNamespace &out) {

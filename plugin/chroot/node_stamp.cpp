@@ -3,7 +3,7 @@
 namespace sjail {
 
 std::string namespace_stamp(const Config &config, const std::string &plugin_id, const FileId &jail,
-                            const std::vector<SourceId> &sources) {
+                            const std::vector<SourceId> &sources, const std::string &gpu) {
     std::string text = "plugin " + plugin_id + "\n";
     text += "settings " + fingerprint(config) + "\n";
     text += "jail " + std::to_string(jail.dev) + ":" + std::to_string(jail.ino) + "\n";
@@ -11,7 +11,7 @@ std::string namespace_stamp(const Config &config, const std::string &plugin_id, 
         text += "source " + source.path + " " + std::to_string(source.id.dev) + ":" +
                 std::to_string(source.id.ino) + " mnt " + std::to_string(source.mount_id) + "\n";
     }
-    return text;
+    return text + gpu;
 }
 
 } // namespace sjail

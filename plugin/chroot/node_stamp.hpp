@@ -4,7 +4,8 @@
 // text it computes now is identical. Anything that changes what the
 // namespace shows changes the text: the settings, the plugin itself, the
 // jail directory, and the identity of every bind source (an unmounted source,
-// a /etc/resolv.conf replaced by rename, a recreated munge directory).
+// a /etc/resolv.conf replaced by rename, a recreated munge directory), and
+// the node's GPU driver with the jail's loader cache (node_gpu.hpp).
 #pragma once
 
 #include "builder_report.hpp"
@@ -24,7 +25,8 @@ struct SourceId {
     bool operator==(const SourceId &) const = default;
 };
 
+// `gpu`: the GPU part (NodeGpu::stamp), appended as it is.
 std::string namespace_stamp(const Config &config, const std::string &plugin_id, const FileId &jail,
-                            const std::vector<SourceId> &sources);
+                            const std::vector<SourceId> &sources, const std::string &gpu = "");
 
 } // namespace sjail

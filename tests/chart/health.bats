@@ -1,26 +1,32 @@
 #!/usr/bin/env bats
 # shellcheck disable=SC2154 # variables come from helpers.bash
-# The chart's GPU health wiring in a running release (kube-run on podman): a
+# The chart's GPU wiring in a running release (kube-run on podman): a
 # nodeset marked as GPU, whose GPUs are the health tests' fake NVML library
-# (values of a real H100) and empty device files; the rendered
-# HealthCheckProgram run by slurmd, and the NCCL CronJob's command with the
-# fake all_reduce_perf (replaying real outputs) installed in the jail, as
-# users install nccl-tests there.
+# (values of a real H100) and empty device files, and whose node driver is a
+# fake one in a driver root on the host (gpuDriverRoot); the rendered
+# HealthCheckProgram run by slurmd, the node's driver in its jobs (gpu=on),
+# and the NCCL CronJob's command with the fake all_reduce_perf (replaying
+# real outputs) installed in the jail, as users install nccl-tests there.
 
 load helpers
 
 fixtures=$root/../shared/fixtures
 fake_nvml=${SLURM_JAIL_BUILD_DIR:-$root/build}/tests/health/fake-nvml/libnvidia-ml.so.1
+fake_drivers=${SLURM_JAIL_BUILD_DIR:-$root/build}/tests/fakes/nvidia-driver
 gpu_node=t-slurm-cluster-gpu-0
+# The GPU node's driver root: root-owned all the way (chroot.so refuses a
+# driver below a directory others can write, such as /tmp).
+driver_root=/run/slurm-jail-chart-test-nvidia-$BATS_ROOT_PID
 
 setup_file() {
     require_tools
     build_images
-    [ -f "$fake_nvml" ] || {
+    [ -f "$fake_nvml" ] && [ -f "$fake_drivers/580.159.04/bin/nvidia-smi" ] || {
         cmake -S "$root" -B "${SLURM_JAIL_BUILD_DIR:-$root/build}" >/dev/null &&
-            cmake --build "${SLURM_JAIL_BUILD_DIR:-$root/build}" --target fake_nvml >/dev/null
+            cmake --build "${SLURM_JAIL_BUILD_DIR:-$root/build}" --target fake_nvml fake_nvidia_drivers >/dev/null
     }
     make_fake_gpus "$BATS_FILE_TMPDIR/fake-gpu"
+    make_driver_root "$driver_root"
     make_values "$BATS_FILE_TMPDIR/fake-gpu" >"$BATS_FILE_TMPDIR/health.yaml"
     release_start -f "$BATS_FILE_TMPDIR/health.yaml"
     wait_for_nodes 2
@@ -29,7 +35,18 @@ setup_file() {
 
 teardown() { dump_release; }
 
-teardown_file() { release_stop; }
+teardown_file() {
+    release_stop
+    rm -rf "$driver_root"
+}
+
+# make_driver_root DIR: a fake NVIDIA driver laid out as the container
+# toolkit lays one out (lib64/, bin/).
+make_driver_root() {
+    install -d -m 0755 "$1" "$1/lib64" "$1/bin"
+    cp -a "$fake_drivers/580.159.04/lib/." "$1/lib64/"
+    install -m 0755 "$fake_drivers/580.159.04/bin/nvidia-smi" "$1/bin/"
+}
 
 # make_fake_gpus DIR: what the GPU pods get instead of GPUs (hostPath).
 make_fake_gpus() {
@@ -65,6 +82,7 @@ nodesets:
     replicas: 1
     gpus: 4
     features: [a100]
+    gpuDriverRoot: $driver_root
     extraVolumes:
       - {name: fake-gpu, hostPath: {path: $d, type: Directory}}
 $(for i in 0 1 2 3; do echo "      - {name: nvidia$i, hostPath: {path: $d/dev/nvidia$i, type: File}}"; done)
@@ -135,6 +153,28 @@ wait_for_job() {
     assert_line --regexp "^[0-9]+ $gpu_node fault=none$"
     refute_output --partial t-slurm-cluster-cpu-0
     wait_for_node "$gpu_node" 'idle\|none'
+}
+
+@test "GPU nodes: jobs on the GPU node get its driver by name from gpuDriverRoot; the CPU node has none" {
+    run ctl srun -p gpu nvidia-smi
+    assert_success
+    assert_line 'Driver Version: 580.159.04'
+    assert_line 'NVML: /usr/local/nvidia/lib64/libnvidia-ml.so.1'
+    run ctl srun -p main nvidia-smi
+    assert_failure
+    assert_output --partial 'nvidia-smi: No such file or directory'
+    # The GPU nodeset's plugin line requires the driver (gpu=on): without it,
+    # no job starts there.
+    run kr exec "$gpu_node" -- cat /etc/slurm/plugstack.conf
+    assert_output --regexp "^required chroot.so jail=/mnt/jail .*gpu=on gpu_driver_root=$driver_root\$"
+    mv "$driver_root/lib64" "$driver_root/lib64.away"
+    run ctl srun -p gpu echo TASK-RAN
+    mv "$driver_root/lib64.away" "$driver_root/lib64"
+    assert_failure
+    refute_output --partial TASK-RAN
+    assert_output --partial "no NVIDIA driver found on this node (gpu=on)"
+    run ctl srun -p gpu nvidia-smi
+    assert_success
 }
 
 @test "health: a GPU fault drains the GPU node with the check's reason; the repair resumes it" {

@@ -82,6 +82,12 @@ refused_by_template() {
     refused 'plugin: {extraArgs: [jial=/srv/jail]}' "at '/plugin/extraArgs/0'" "does not match pattern"
 }
 
+@test "GPU driver mode or driver root chroot.so would refuse" {
+    refused 'nodesets: {gpu: {gpus: 8, gpuDriver: yes}}' "at '/nodesets/gpu/gpuDriver'"
+    refused 'nodesets: {gpu: {gpus: 8, gpuDriverRoot: run/nvidia/driver}}' "at '/nodesets/gpu/gpuDriverRoot'" "does not match pattern"
+    refused 'plugin: {extraArgs: [gpu=]}' "at '/plugin/extraArgs/0'" "does not match pattern"
+}
+
 @test "authorized key that is not an SSH public key" {
     refused 'login: {authorizedKeys: {alice: ["-----BEGIN OPENSSH PRIVATE KEY-----"]}}' "at '/login/authorizedKeys/alice/0'"
 }
@@ -116,7 +122,7 @@ refused_by_template() {
     printf '%s\n' 'nodesets: {cpu: {replicas: 3, privileged: true}, gpu: {gpus: 8}}' \
         'partitions: [{name: gpu, nodesets: [cpu, gpu], default: true}]' \
         'login: {service: {type: NodePort, nodePort: 30022}, authorizedKeys: {alice: ["ssh-ed25519 AAAA x"]}}' \
-        'plugin: {extraArgs: [bind=/srv/data]}' \
+        'plugin: {extraArgs: [bind=/srv/data, gpu=off, gpu_mps_dir=/run/mps, build_timeout=60]}' \
         'healthChecks: {nccl: {enabled: true, schedule: "0 3 * * 0"}}' \
         'accounting: {enabled: true, mariadb: {enabled: true}}' >"$BATS_TEST_TMPDIR/good.yaml"
     run "$helm_bin" template t "$chart" -f "$BATS_TEST_TMPDIR/good.yaml"

@@ -38,6 +38,51 @@ setup() {
     assert_output $'required chroot.so jail=/mnt/jail\noptional other.so x=1\ninclude /etc/slurm/plugstack.d/*.conf'
 }
 
+# volume_of FILE STATEFULSET NAME: one volume of its pod template.
+volume_of() {
+    obj "$1" StatefulSet "$2" | jq -ec --arg v "$3" '.spec.template.spec.volumes[] | select(.name == $v)'
+}
+
+@test "GPU nodesets: their own plugin line requires the node's driver (gpu=on), seen by their workers as plugstack.conf" {
+    run cm_data "$R/gpu.json" t-slurm-cluster-slurm-config plugstack-h100.conf
+    assert_output "required chroot.so jail=/mnt/jail bind=/etc/slurm-jail:/etc/slurm-jail:ro bind=/dev/infiniband gpu=on"
+    run cm_data "$R/gpu.json" t-slurm-cluster-slurm-config plugstack-a100.conf
+    assert_output "required chroot.so jail=/mnt/jail bind=/etc/slurm-jail:/etc/slurm-jail:ro bind=/dev/infiniband gpu=on"
+    run cm_data "$R/gpu.json" t-slurm-cluster-slurm-config plugstack-cpu.conf
+    assert_failure
+    run volume_of "$R/gpu.json" t-slurm-cluster-h100 slurm-config
+    assert_output '{"name":"slurm-config","configMap":{"name":"t-slurm-cluster-slurm-config","items":[{"key":"slurm.conf","path":"slurm.conf"},{"key":"plugstack-h100.conf","path":"plugstack.conf"},{"key":"gres.conf","path":"gres.conf"}]}}'
+    run volume_of "$R/gpu.json" t-slurm-cluster-cpu slurm-config
+    assert_output '{"name":"slurm-config","configMap":{"name":"t-slurm-cluster-slurm-config"}}'
+    # The container toolkit puts CUDA and NVML into GPU workers only.
+    obj "$R/gpu.json" StatefulSet t-slurm-cluster-h100 |
+        jq -e '[.spec.template.spec.containers[0].env[] | select(.name == "NVIDIA_DRIVER_CAPABILITIES") | .value] == ["compute,utility"]' >/dev/null
+    obj "$R/gpu.json" StatefulSet t-slurm-cluster-cpu |
+        jq -e '[.spec.template.spec.containers[0].env[] | select(.name == "NVIDIA_DRIVER_CAPABILITIES")] == []' >/dev/null
+}
+
+@test "GPU nodesets: gpuDriverRoot mounts the node's driver root and names it; gpuDriver overrides the mode and plugin.extraArgs" {
+    render "$BATS_TEST_TMPDIR/x.json" \
+        --set nodesets.gpu.gpus=8 --set nodesets.gpu.gpuDriverRoot=/run/nvidia/driver \
+        --set nodesets.old.gpus=4 --set nodesets.old.gpuDriver=off \
+        --set nodesets.cpu.gpuDriver=auto --set 'plugin.extraArgs={gpu=off,bind=/srv}' \
+        --set 'partitions[0].name=main' --set 'partitions[0].nodesets={cpu,gpu,old}'
+    run cm_data "$BATS_TEST_TMPDIR/x.json" t-slurm-cluster-slurm-config plugstack.conf
+    assert_output "required chroot.so jail=/mnt/jail gpu=off bind=/srv"
+    run cm_data "$BATS_TEST_TMPDIR/x.json" t-slurm-cluster-slurm-config plugstack-gpu.conf
+    assert_output "required chroot.so jail=/mnt/jail bind=/srv gpu=on gpu_driver_root=/run/nvidia/driver"
+    run cm_data "$BATS_TEST_TMPDIR/x.json" t-slurm-cluster-slurm-config plugstack-old.conf
+    assert_output "required chroot.so jail=/mnt/jail bind=/srv gpu=off"
+    run cm_data "$BATS_TEST_TMPDIR/x.json" t-slurm-cluster-slurm-config plugstack-cpu.conf
+    assert_output "required chroot.so jail=/mnt/jail bind=/srv gpu=auto"
+    run volume_of "$BATS_TEST_TMPDIR/x.json" t-slurm-cluster-gpu nvidia-driver
+    assert_output '{"name":"nvidia-driver","hostPath":{"path":"/run/nvidia/driver","type":"Directory"}}'
+    obj "$BATS_TEST_TMPDIR/x.json" StatefulSet t-slurm-cluster-gpu |
+        jq -e '.spec.template.spec.containers[0].volumeMounts[] | select(.name == "nvidia-driver") | .mountPath == "/run/nvidia/driver" and .readOnly' >/dev/null
+    run volume_of "$BATS_TEST_TMPDIR/x.json" t-slurm-cluster-old nvidia-driver
+    assert_failure
+}
+
 @test "NCCL check jobs: the jail has the program and the mount point for health.conf; submitted from /tmp" {
     grep -q '^COPY --from=build /out/usr/sbin/slurm-jail-nccl-check /usr/sbin/slurm-jail-nccl-check$' "$root/images/jail/Containerfile"
     grep -q '/etc/slurm-jail ' "$root/images/jail/finalize-rootfs"

@@ -27,6 +27,51 @@ TEST(Config, JailAloneGivesDocumentedDefaults) {
     EXPECT_TRUE(c.binds.empty());
     EXPECT_TRUE(c.allow_opt_out.empty());
     EXPECT_EQ(c.build_timeout_s, 30);
+    EXPECT_EQ(c.gpu, sjail::GpuMode::Auto);
+    EXPECT_EQ(c.gpu_driver_root, "");
+    EXPECT_EQ(c.gpu_mps_dir, "/run/nvidia-mps");
+}
+
+TEST(Config, GpuSettings) {
+    for (const auto &[text, mode] :
+         {std::pair{"gpu=off", sjail::GpuMode::Off}, std::pair{"gpu=auto", sjail::GpuMode::Auto},
+          std::pair{"gpu=on", sjail::GpuMode::On}}) {
+        auto parsed = parse_config({"jail=/j", text});
+        ASSERT_TRUE(parsed.status.ok()) << parsed.status.message();
+        EXPECT_EQ(parsed.config.gpu, mode) << text;
+    }
+    auto parsed = parse_config(
+        {"jail=/j", "gpu=on", "gpu_driver_root=/run/nvidia/driver", "gpu_mps_dir=/run/mps"});
+    ASSERT_TRUE(parsed.status.ok()) << parsed.status.message();
+    EXPECT_EQ(parsed.config.gpu_driver_root, "/run/nvidia/driver");
+    EXPECT_EQ(parsed.config.gpu_mps_dir, "/run/mps");
+}
+
+TEST(ConfigErrors, GpuSettings) {
+    for (const char *bad : {"gpu=yes", "gpu=", "gpu=ON", "gpu=1"}) {
+        EXPECT_NE(
+            error_of({"jail=/j", bad}).find("write gpu=auto (the default), gpu=on or gpu=off"),
+            std::string::npos)
+            << bad;
+    }
+    EXPECT_NE(error_of({"jail=/j", "gpu=on", "gpu=off"}).find("gpu= is given twice"),
+              std::string::npos);
+    EXPECT_NE(error_of({"jail=/j", "gpu_driver_root=run/nvidia"}).find("gpu_driver_root"),
+              std::string::npos);
+    EXPECT_NE(error_of({"jail=/j", "gpu_driver_root=/a", "gpu_driver_root=/b"}).find("twice"),
+              std::string::npos);
+    // Jobs see /tmp as their node-local scratch: the node's MPS pipes cannot be there.
+    EXPECT_NE(error_of({"jail=/j", "gpu_mps_dir=/tmp/nvidia-mps"}).find("lies under /tmp"),
+              std::string::npos);
+}
+
+TEST(ConfigErrors, BindsMayNotLandWhereTheDriverGoes) {
+    for (const char *bind : {"bind=/opt/nv:/usr/local/nvidia", "bind=/x:/usr/local/nvidia/lib64",
+                             "bind=/c:/etc/ld.so.cache", "bind=/m:/run/nvidia-mps"}) {
+        EXPECT_NE(error_of({"jail=/j", bind}).find("set gpu=off"), std::string::npos) << bind;
+        EXPECT_TRUE(parse_config({"jail=/j", bind, "gpu=off"}).status.ok()) << bind;
+    }
+    EXPECT_TRUE(parse_config({"jail=/j", "bind=/opt/nv:/usr/local/nvidia2"}).status.ok());
 }
 
 TEST(Config, BuildTimeoutInSeconds) {
@@ -140,7 +185,8 @@ TEST(ConfigErrors, MessageNamesPlugstack) {
 TEST(Fingerprint, ChangesWithEveryMountSetting) {
     const auto base = sjail::fingerprint(parse_config({"jail=/j"}).config);
     for (const auto &extra :
-         {"munge=/m", "conf_dir=/c", "spool=/s", "tmp=/t", "bind=/a", "bind=/a:/a:ro"}) {
+         {"munge=/m", "conf_dir=/c", "spool=/s", "tmp=/t", "bind=/a", "bind=/a:/a:ro", "gpu=on",
+          "gpu=off", "gpu_driver_root=/d", "gpu_mps_dir=/run/m"}) {
         EXPECT_NE(sjail::fingerprint(parse_config({"jail=/j", extra}).config), base) << extra;
     }
     EXPECT_NE(sjail::fingerprint(parse_config({"jail=/k"}).config), base);

@@ -40,4 +40,14 @@ TEST(NodeStamp, ChangesWithEverythingTheNamespaceIsBuiltFrom) {
     auto other = config();
     other.binds[0].read_only = true;
     EXPECT_NE(namespace_stamp(other, "0.1.0 a", {1, 2}, kSources), base) << "settings";
+    EXPECT_NE(namespace_stamp(config(), "0.1.0 a", {1, 2}, kSources, "gpu auto none\n"), base)
+        << "the GPU part";
+}
+
+TEST(NodeStamp, TheGpuPartEndsTheStampAsItIs) {
+    const std::string gpu = "gpu auto /\nnvidia-driver 580.159.04\nlibrary /x dev=1\n";
+    const std::string stamp = namespace_stamp(config(), "0.1.0 a", {1, 2}, kSources, gpu);
+    EXPECT_TRUE(stamp.ends_with("\n" + gpu)) << stamp;
+    EXPECT_NE(stamp, namespace_stamp(config(), "0.1.0 a", {1, 2}, kSources,
+                                     "gpu auto /\nnvidia-driver 580.159.04\nlibrary /x dev=2\n"));
 }

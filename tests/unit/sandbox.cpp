@@ -111,7 +111,10 @@ std::string make_layout(const std::string &base, sjail::Config &config) {
     auto parsed = sjail::parse_config({"jail=" + jail, "munge=" + node + "/munge",
                                        "conf_dir=" + node + "/conf", "spool=" + node + "/spool",
                                        "tmp=" + node + "/tmp", "state=" + base + "/state",
-                                       "bind=" + node + "/data:/opt/data:ro"});
+                                       "bind=" + node + "/data:/opt/data:ro",
+                                       // the host's own NVIDIA driver (on a GPU machine)
+                                       // stays out of these jails; the GPU tests ask for theirs
+                                       "gpu=off"});
     config = parsed.config;
     return parsed.status.message();
 }

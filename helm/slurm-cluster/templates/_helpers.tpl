@@ -142,10 +142,67 @@ nodeset-{{ . }}
 - name: slurm-config
   configMap:
     name: {{ include "slurm-cluster.fullname" . }}-slurm-config
+{{ include "slurm-cluster.mungeKeyVolume" . }}
+{{- end }}
+
+{{- define "slurm-cluster.mungeKeyVolume" -}}
 - name: munge-key
   secret:
     secretName: {{ include "slurm-cluster.mungeSecret" . }}
     defaultMode: 0400
+{{- end }}
+
+{{/* chroot.so's GPU settings of a nodeset (docs/contract.md) as a JSON list:
+     gpu= from gpuDriver, else gpu=on when the nodeset has GPUs (no job
+     starts on a node whose driver cannot be bound); gpu_driver_root= from
+     gpuDriverRoot. Empty: the nodeset uses the shared plugstack.conf. */}}
+{{- define "slurm-cluster.nodesetGpuArgs" -}}
+{{- $args := list }}
+{{- with (.gpuDriver | default (ternary "on" "" (gt (int .gpus) 0))) }}
+{{- $args = append $args (printf "gpu=%s" .) }}
+{{- end }}
+{{- with .gpuDriverRoot }}{{ $args = append $args (printf "gpu_driver_root=%s" .) }}{{ end }}
+{{- toJson $args }}
+{{- end }}
+
+{{/* The chroot.so line of plugstack.conf; pass (dict "ctx" $ "gpu" LIST),
+     LIST a nodeset's nodesetGpuArgs (empty for the shared line). A
+     nodeset's settings replace the same keys of plugin.extraArgs. */}}
+{{- define "slurm-cluster.pluginLine" -}}
+{{- $ctx := .ctx }}
+{{- $gpu := .gpu | default list }}
+{{- $own := list }}
+{{- range $gpu }}{{ $own = append $own (first (splitList "=" .)) }}{{ end }}
+{{- $args := list (printf "jail=%s" (include "slurm-cluster.jailPath" $ctx)) }}
+{{- if $ctx.Values.healthChecks.nccl.enabled }}
+{{- $args = append $args "bind=/etc/slurm-jail:/etc/slurm-jail:ro" }}
+{{- end }}
+{{- range $ctx.Values.plugin.extraArgs }}
+{{- if not (has (first (splitList "=" .)) $own) }}{{ $args = append $args . }}{{ end }}
+{{- end }}
+{{- printf "required chroot.so %s" (concat $args $gpu | join " ") }}
+{{- end }}
+
+{{/* A worker's Slurm volumes; pass (dict "ctx" $ "name" NODESET "ns" VALUES).
+     A nodeset with GPU settings of its own sees its plugstack-NODESET.conf
+     as /etc/slurm/plugstack.conf (the only file that differs). */}}
+{{- define "slurm-cluster.workerSlurmVolumes" -}}
+{{- $ctx := .ctx }}
+{{- if (include "slurm-cluster.nodesetGpuArgs" .ns | fromJsonArray) }}
+- name: slurm-config
+  configMap:
+    name: {{ include "slurm-cluster.fullname" $ctx }}-slurm-config
+    items:
+      - {key: slurm.conf, path: slurm.conf}
+      - {key: plugstack-{{ .name }}.conf, path: plugstack.conf}
+      - {key: gres.conf, path: gres.conf}
+      {{- if eq (include "slurm-cluster.usesCgroup" $ctx) "true" }}
+      - {key: cgroup.conf, path: cgroup.conf}
+      {{- end }}
+{{ include "slurm-cluster.mungeKeyVolume" $ctx }}
+{{- else }}
+{{- include "slurm-cluster.slurmVolumes" $ctx }}
+{{- end }}
 {{- end }}
 
 {{- define "slurm-cluster.slurmVolumeMounts" -}}

@@ -1,0 +1,20 @@
+// The gpu= setting: whether the plugin binds the node's NVIDIA driver into
+// the jail view. Pure.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace sjail {
+
+enum class GpuMode {
+    Off,  // never look
+    Auto, // bind the driver when the node has one; a node without one is fine
+    On,   // the node must have a driver; not finding one is an error
+};
+
+// "off", "auto", "on" -> the mode; anything else -> nothing.
+std::optional<GpuMode> parse_gpu_mode(std::string_view text);
+std::string_view gpu_mode_name(GpuMode mode);
+
+} // namespace sjail

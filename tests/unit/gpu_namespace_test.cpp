@@ -1,0 +1,360 @@
+// Root-level: the gpu= settings end to end through the plugin's own node
+// namespace (acquire_node_namespace, the builder, enter_node_jail): a step
+// on a node with the fake driver finds it by name in the jail, each node
+// sees its own driver, an upgrade or a jail package install rebuilds the
+// view, a missing or unbindable driver fails closed, and the jail's files
+// never change.
+#include "gpu_sandbox.hpp"
+#include "ld_cache.hpp"
+#include "ldconfig_fixture.hpp"
+#include "node_namespace.hpp"
+#include "node_state.hpp"
+#include "sandbox.hpp"
+#include "step_entry.hpp"
+
+#include <fcntl.h>
+#include <filesystem>
+#include <functional>
+#include <gtest/gtest.h>
+#include <map>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using sandbox::in_child;
+using sjail::Config;
+
+namespace {
+
+const std::string kJail = "/mnt/jail";
+const std::string kDriver = "/mnt/node/nvidia"; // the container toolkit's layout
+const std::string kLib64 = "/usr/local/nvidia/lib64";
+
+bool contains(const std::string &text, const std::string &part) {
+    return text.find(part) != std::string::npos;
+}
+
+// The jail image's version-independent link, as images/jail/finalize-rootfs makes it.
+void add_nvidia_smi_link(const std::string &jail) {
+    fs::create_symlink("/usr/local/nvidia/bin/nvidia-smi", jail + "/usr/local/bin/nvidia-smi");
+}
+
+// A sandbox node (sandbox::make_node) whose jail is ready for loader tests,
+// with the fake driver `version` at kDriver (none when empty) and
+// gpu=`mode` gpu_driver_root=kDriver.
+std::string make_gpu_node(Config &config, const std::string &version, sjail::GpuMode mode) {
+    if (auto e = sandbox::make_node(config); !e.empty()) {
+        return e;
+    }
+    gpu_sandbox::ready_jail(kJail);
+    add_nvidia_smi_link(kJail);
+    fixture::make_dirs(kDriver);
+    if (!version.empty()) {
+        gpu_sandbox::make_toolkit_root(kDriver, version);
+    }
+    config.gpu = mode;
+    config.gpu_driver_root = kDriver;
+    config.gpu_mps_dir = "/mnt/node/nvidia-mps";
+    return "";
+}
+
+// Runs argv as a task of a step would: in a forked child that enters the
+// node's jail namespace (building it when needed), with a plain PATH.
+int run_as_step(const Config &config, const std::vector<std::string> &argv, std::string &output) {
+    int fds[2];
+    if (::pipe(fds) != 0) {
+        return -1;
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(fds[1], 1);
+        ::dup2(fds[1], 2);
+        ::close(fds[0]);
+        ::close(fds[1]);
+        if (auto s = sjail::enter_node_jail(config); !s.ok()) {
+            const std::string line = "ENTRY FAILED: " + s.message() + "\n";
+            (void)!::write(1, line.data(), line.size());
+            ::_exit(125);
+        }
+        std::vector<char *> args;
+        for (const auto &a : argv) {
+            args.push_back(const_cast<char *>(a.c_str()));
+        }
+        args.push_back(nullptr);
+        ::setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
+        ::unsetenv("LD_LIBRARY_PATH");
+        ::execvp(args[0], args.data());
+        ::_exit(127);
+    }
+    ::close(fds[1]);
+    output.clear();
+    char buf[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fds[0], buf, sizeof(buf))) > 0) {
+        output.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+// What a job on this node sees of the driver, checked: both libraries by
+// name, a normally linked CUDA program and nvidia-smi on the PATH.
+std::string expect_driver(const Config &config, const std::string &version,
+                          const std::string &cuda) {
+    std::string out;
+    int status = run_as_step(config, {"fake_nvidia_dlopen_probe"}, out);
+    CHILD_EXPECT(status == 0);
+    CHILD_EXPECT(contains(out, "libcuda.so.1=" + kLib64 + "/libcuda.so.1 cuda=" + cuda));
+    CHILD_EXPECT(
+        contains(out, "libnvidia-ml.so.1=" + kLib64 + "/libnvidia-ml.so.1 driver=" + version));
+    status = run_as_step(config, {"fake_nvidia_cuda_probe"}, out);
+    CHILD_EXPECT(status == 0 && contains(out, "version=" + cuda + " libcuda=" + kLib64));
+    status = run_as_step(config, {"nvidia-smi"}, out);
+    CHILD_EXPECT(status == 0 && contains(out, "Driver Version: " + version));
+    return "";
+}
+
+std::string jail_changes(const std::map<std::string, std::string> &before) {
+    const auto after = gpu_sandbox::snapshot(kJail);
+    if (after.size() != before.size()) {
+        return "the jail has " + std::to_string(after.size()) + " entries, had " +
+               std::to_string(before.size());
+    }
+    for (const auto &[path, text] : before) {
+        auto it = after.find(path);
+        if (it == after.end() || it->second != text) {
+            return "jail changed: " + path;
+        }
+    }
+    return "";
+}
+
+// What the kept namespace was built from (namespace ids are reused once
+// freed, so they cannot tell a rebuild).
+std::string kept_stamp(const Config &config) {
+    return sjail::read_small_file(config.state_dir + "/stamp");
+}
+
+// Replaces the driver under kDriver as an installer would: old files out, new in.
+void upgrade_driver(const std::string &version) {
+    fs::remove_all(kDriver + "/lib64");
+    fs::remove_all(kDriver + "/bin");
+    gpu_sandbox::make_toolkit_root(kDriver, version);
+}
+
+} // namespace
+
+TEST(GpuNamespace, AStepFindsTheNodesDriverByNameAndTheJailIsUntouched) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = make_gpu_node(config, "550.54.15", sjail::GpuMode::On); !e.empty()) {
+                      return e;
+                  }
+                  const auto before = gpu_sandbox::snapshot(kJail);
+                  if (auto e = expect_driver(config, "550.54.15", "12040"); !e.empty()) {
+                      return e;
+                  }
+                  if (auto e = jail_changes(before); !e.empty()) {
+                      return e;
+                  }
+                  // What was bound is recorded, node-local, for the admin.
+                  const std::string report = sandbox::read_file(config.state_dir + "/gpu");
+                  CHILD_EXPECT(contains(report, "gpu=on: NVIDIA driver 550.54.15 found under " +
+                                                    kDriver + ", bound at /usr/local/nvidia"));
+                  CHILD_EXPECT(contains(report, kLib64 + "/libcuda.so.550.54.15 <- " + kDriver +
+                                                    "/lib64/libcuda.so.550.54.15 (links: "
+                                                    "libcuda.so libcuda.so.1)"));
+                  CHILD_EXPECT(contains(report, "/usr/local/nvidia/bin/nvidia-smi <- " + kDriver +
+                                                    "/bin/nvidia-smi"));
+                  CHILD_EXPECT(contains(report, "/etc/ld.so.cache <- " + config.state_dir +
+                                                    "/ld.so.cache (ldconfig over the view, "));
+                  // The node-local cache lists the driver ahead of the jail's libraries.
+                  sjail::LdCache cache;
+                  CHILD_EXPECT(sjail::parse_ld_cache(
+                                   fixture::read_bytes(config.state_dir + "/ld.so.cache"), cache)
+                                   .ok());
+                  const auto *cuda = sjail::find_ld_cache_entry(cache, "libcuda.so.1");
+                  CHILD_EXPECT(cuda != nullptr && cuda->path == kLib64 + "/libcuda.so.1");
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(GpuNamespace, TheViewsDriverTreeAndLoaderCacheAreReadOnly) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = make_gpu_node(config, "580.159.04", sjail::GpuMode::Auto);
+                      !e.empty()) {
+                      return e;
+                  }
+                  return in_child([&] {
+                      if (auto s = sjail::enter_node_jail(config); !s.ok()) {
+                          return "enter: " + s.message();
+                      }
+                      // Even root in the job cannot change what the node bound in.
+                      CHILD_EXPECT(
+                          ::open("/usr/local/nvidia/lib64/libx.so", O_CREAT | O_WRONLY, 0644) < 0 &&
+                          errno == EROFS);
+                      CHILD_EXPECT(::open("/etc/ld.so.cache", O_WRONLY) < 0 && errno == EROFS);
+                      CHILD_EXPECT(
+                          ::open("/usr/local/nvidia/lib64/libcuda.so.580.159.04", O_WRONLY) < 0 &&
+                          errno == EROFS);
+                      return std::string();
+                  });
+              }),
+              "");
+}
+
+TEST(GpuNamespace, TwoNodesShareOneJailEachWithItsOwnDriver) {
+    EXPECT_EQ(in_child([] {
+                  Config one;
+                  if (auto e = make_gpu_node(one, "550.54.15", sjail::GpuMode::On); !e.empty()) {
+                      return e;
+                  }
+                  // A second node: its own state directory and driver, the same jail.
+                  Config two = one;
+                  two.state_dir = "/mnt/node2/state";
+                  two.gpu_driver_root = "/mnt/node2/nvidia";
+                  gpu_sandbox::make_toolkit_root(two.gpu_driver_root, "580.159.04");
+                  const auto before = gpu_sandbox::snapshot(kJail);
+                  if (auto e = expect_driver(one, "550.54.15", "12040"); !e.empty()) {
+                      return "node 1: " + e;
+                  }
+                  if (auto e = expect_driver(two, "580.159.04", "13000"); !e.empty()) {
+                      return "node 2: " + e;
+                  }
+                  // Both namespaces are kept at once; node 1 still sees its own.
+                  CHILD_EXPECT(!kept_stamp(one).empty() && !kept_stamp(two).empty());
+                  if (auto e = expect_driver(one, "550.54.15", "12040"); !e.empty()) {
+                      return "node 1 again: " + e;
+                  }
+                  return jail_changes(before);
+              }),
+              "");
+}
+
+TEST(GpuNamespace, AnUpgradeIsSeenByTheNextStepWhileRunningStepsKeepTheirs) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = make_gpu_node(config, "550.54.15", sjail::GpuMode::On); !e.empty()) {
+                      return e;
+                  }
+                  if (auto e = expect_driver(config, "550.54.15", "12040"); !e.empty()) {
+                      return e;
+                  }
+                  // A running step holds the old namespace.
+                  sjail::NodeNamespace running;
+                  CHILD_EXPECT(sjail::acquire_node_namespace(config, running).ok());
+                  const std::string old_stamp = kept_stamp(config);
+                  upgrade_driver("580.159.04");
+                  if (auto e = expect_driver(config, "580.159.04", "13000"); !e.empty()) {
+                      return "after the upgrade: " + e;
+                  }
+                  CHILD_EXPECT(kept_stamp(config) != old_stamp);
+                  CHILD_EXPECT(contains(kept_stamp(config), "nvidia-driver 580.159.04\n"));
+                  // The running step's view still has the driver it started with.
+                  return in_child([&] {
+                      if (auto s = sjail::enter_namespace(running.fd.get()); !s.ok()) {
+                          return s.message();
+                      }
+                      std::string out;
+                      CHILD_EXPECT(fixture::run({"/usr/local/nvidia/bin/nvidia-smi"}, &out) == 0);
+                      CHILD_EXPECT(contains(out, "Driver Version: 550.54.15"));
+                      return std::string();
+                  });
+              }),
+              "");
+}
+
+TEST(GpuNamespace, AnUnchangedNodeKeepsItsNamespaceAndAJailPackageInstallRebuildsIt) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = make_gpu_node(config, "580.159.04", sjail::GpuMode::Auto);
+                      !e.empty()) {
+                      return e;
+                  }
+                  if (auto e = expect_driver(config, "580.159.04", "13000"); !e.empty()) {
+                      return e;
+                  }
+                  const std::string first = kept_stamp(config);
+                  std::string out;
+                  CHILD_EXPECT(run_as_step(config, {"nvidia-smi"}, out) == 0);
+                  CHILD_EXPECT(kept_stamp(config) == first);
+                  // A package install in the jail (elsewhere) runs ldconfig there:
+                  // the jail's cache is a new file, so the node-local one is rebuilt.
+                  CHILD_EXPECT(fixture::run({"/sbin/ldconfig", "-r", kJail}, &out) == 0);
+                  if (auto e = expect_driver(config, "580.159.04", "13000"); !e.empty()) {
+                      return "after ldconfig in the jail: " + e;
+                  }
+                  CHILD_EXPECT(kept_stamp(config) != first);
+                  CHILD_EXPECT(contains(kept_stamp(config), "jail-ld.so.cache dev="));
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(GpuNamespace, NoDriverIsFineInAutoAndFailsClosedInOnWithOneLine) {
+    EXPECT_EQ(
+        in_child([] {
+            Config config;
+            if (auto e = make_gpu_node(config, "", sjail::GpuMode::Auto); !e.empty()) {
+                return e;
+            }
+            std::string out;
+            // auto: the job runs, with no driver, and the jail's own cache.
+            CHILD_EXPECT(run_as_step(config, {"fake_nvidia_dlopen_probe"}, out) == 1);
+            CHILD_EXPECT(contains(out, "libcuda.so.1: cannot open shared object file"));
+            CHILD_EXPECT(sandbox::read_file(config.state_dir + "/gpu") ==
+                         "gpu=auto: no NVIDIA driver bound\n");
+            // on: no step starts, and the reason is one line.
+            config.gpu = sjail::GpuMode::On;
+            sjail::NodeNamespace node;
+            const auto s = sjail::acquire_node_namespace(config, node);
+            CHILD_EXPECT(!s.ok() && !node.fd.valid());
+            CHILD_EXPECT(contains(s.message(), "no NVIDIA driver found on this node (gpu=on)"));
+            CHILD_EXPECT(contains(s.message(),
+                                  "in: " + kDriver +
+                                      ": no etc/ld.so.cache, lib64/ or lib/; install the driver"));
+            CHILD_EXPECT(s.message().find('\n') == std::string::npos);
+            CHILD_EXPECT(run_as_step(config, {"nvidia-smi"}, out) == 125);
+            // gpu=off: nothing is looked for.
+            gpu_sandbox::make_toolkit_root(kDriver, "550.54.15");
+            config.gpu = sjail::GpuMode::Off;
+            CHILD_EXPECT(run_as_step(config, {"fake_nvidia_dlopen_probe"}, out) == 1);
+            return std::string();
+        }),
+        "");
+}
+
+TEST(GpuNamespace, ADriverTheJailCannotTakeFailsClosed) {
+    EXPECT_EQ(
+        in_child([] {
+            Config config;
+            if (auto e = make_gpu_node(config, "550.54.15", sjail::GpuMode::Auto); !e.empty()) {
+                return e;
+            }
+            // A jail image without the mount point: found but not bindable.
+            fs::remove(kJail + "/usr/local/nvidia");
+            std::string out;
+            CHILD_EXPECT(run_as_step(config, {"nvidia-smi"}, out) == 125);
+            CHILD_EXPECT(contains(out, "binding the node's NVIDIA driver into the jail: "
+                                       "the NVIDIA driver tree: mount point "
+                                       "/usr/local/nvidia is missing inside the jail"));
+            CHILD_EXPECT(contains(out, "set gpu=off"));
+            CHILD_EXPECT(sjail::read_small_file(config.state_dir + "/stamp").empty());
+            // A half-done upgrade (libcuda and NVML of two versions) is refused too.
+            fixture::make_dirs(kJail + "/usr/local/nvidia");
+            fixture::install_fake_libs("580.159.04", kDriver + "/lib64-new");
+            fs::remove(kDriver + "/lib64/libnvidia-ml.so.1");
+            fs::copy(kDriver + "/lib64-new/libnvidia-ml.so.580.159.04", kDriver + "/lib64");
+            fs::create_symlink("libnvidia-ml.so.580.159.04", kDriver + "/lib64/libnvidia-ml.so.1");
+            fs::remove_all(kDriver + "/lib64-new");
+            CHILD_EXPECT(run_as_step(config, {"nvidia-smi"}, out) == 125);
+            CHILD_EXPECT(contains(out, "an upgrade half done"));
+            return std::string();
+        }),
+        "");
+}
