@@ -79,7 +79,7 @@ bool open_existing(const JobPaths &paths, JobNamespace &out) {
 struct Inputs {
     const Config &config;
     int node_ns = -1;
-    int tmp_tree = -1; // job_tmp=DIR: the job's directory, a detached clone
+    int tmp_dir = -1; // job_tmp=DIR: the job's directory (O_PATH)
     ProcOptions proc;
 };
 
@@ -119,7 +119,7 @@ Status mount_tmpfs(const std::string &size, const char *target) {
     return attach(mnt.get(), target);
 }
 
-Status mount_job_tmp(const Inputs &in) {
+Status mount_job_tmp(const Inputs &in, int tmp_tree) {
     switch (in.config.job_tmp) {
     case JobTmp::Node:
         return {}; // the node view's /tmp stays
@@ -128,12 +128,32 @@ Status mount_job_tmp(const Inputs &in) {
     case JobTmp::Directory:
         break;
     }
-    return attach(in.tmp_tree, "/tmp");
+    return attach(tmp_tree, "/tmp");
+}
+
+// A detached copy of the directory `dir`, nosuid and nodev.
+Status clone_tree(int dir, Fd &out) {
+    out.reset(::open_tree(dir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
+    mount_attr attr{};
+    attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if (!out.valid() || ::mount_setattr(out.get(), "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
+        return Status::from_errno("binding the job's job_tmp= directory");
+    }
+    return {};
 }
 
 // In the creator child: the stepd view, then the job's PID namespace and its
 // init (which makes the tasks' view). Reports the init's pid.
 Status make_in_child(const Inputs &in, pid_t &init) {
+    // Cloned here, on this process's CPU, just before the namespace it goes
+    // into is made: the kernel refuses to attach a detached tree that looks
+    // newer than the namespace (ids come from per-CPU batches, ns_bind.hpp).
+    Fd tmp_tree;
+    if (in.tmp_dir >= 0) {
+        if (auto s = clone_tree(in.tmp_dir, tmp_tree); !s.ok()) {
+            return s;
+        }
+    }
     if (::setns(in.node_ns, CLONE_NEWNS) != 0) {
         return Status::from_errno("entering the node's jail namespace");
     }
@@ -141,7 +161,7 @@ Status make_in_child(const Inputs &in, pid_t &init) {
         ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
         return Status::from_errno("making the job's view");
     }
-    if (auto s = mount_job_tmp(in); !s.ok()) {
+    if (auto s = mount_job_tmp(in, tmp_tree.get()); !s.ok()) {
         return s;
     }
     if (auto s = mount_tmpfs(in.config.job_shm_size, "/dev/shm"); !s.ok()) {
@@ -265,7 +285,7 @@ Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_
 // The job's own directory below job_tmp=DIR, made root-owned 1777 like /tmp,
 // as a detached mount (nosuid,nodev): cloned here, in the node's own view,
 // and attached by the child in the job's.
-Status clone_job_tmp_dir(const Config &config, std::uint32_t job, Fd &out) {
+Status make_job_tmp_dir(const Config &config, std::uint32_t job, Fd &out) {
     if (auto s = ensure_root_dir(config.job_tmp_dir, 0700); !s.ok()) {
         return Status::failure("job_tmp= directory: " + s.message());
     }
@@ -279,14 +299,8 @@ Status clone_job_tmp_dir(const Config &config, std::uint32_t job, Fd &out) {
         ::fchmodat(base.get(), name.c_str(), 01777, 0) != 0) {
         return Status::from_errno("mkdir " + config.job_tmp_dir + "/" + name);
     }
-    out.reset(::open_tree(base.get(), name.c_str(),
-                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
-    mount_attr attr{};
-    attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-    if (!out.valid() || ::mount_setattr(out.get(), "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
-        return Status::from_errno("bind " + config.job_tmp_dir + "/" + name);
-    }
-    return {};
+    out.reset(::openat(base.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    return out.valid() ? Status() : Status::from_errno("open " + config.job_tmp_dir + "/" + name);
 }
 
 // With the job's lock held exclusively: makes the namespaces from scratch.
@@ -305,12 +319,12 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
     if (auto s = load_proc_options(config, in.proc); !s.ok()) {
         return s;
     }
-    Fd tmp_tree;
+    Fd tmp_dir;
     if (config.job_tmp == JobTmp::Directory) {
-        if (auto s = clone_job_tmp_dir(config, job, tmp_tree); !s.ok()) {
+        if (auto s = make_job_tmp_dir(config, job, tmp_dir); !s.ok()) {
             return s;
         }
-        in.tmp_tree = tmp_tree.get();
+        in.tmp_dir = tmp_dir.get();
     }
     int bind_errno = 0;
     for (const int cpu : cpus_to_try()) {

@@ -82,7 +82,7 @@ int container_p_join(uint32_t job_id, uid_t uid) {
     const auto join = chroot_so<JobFn>("sjail_jc_join");
     if (join == nullptr) {
         slurm_error("%s", kMissing);
-        (void)sjail::enter_dead_end(nullptr);
+        (void)sjail::enter_dead_end(nullptr, nullptr);
         return SLURM_ERROR;
     }
     return join(job_id) == 0 ? SLURM_SUCCESS : SLURM_ERROR;
