@@ -295,19 +295,28 @@ int delete_job(uint32_t job) {
 // ---- for job_container/slurm_jail ----
 
 // In a child of slurmd (a file broadcast): into the job's tasks view.
+// slurmd read plugstack.conf when it started: its settings may be older than
+// the steps'. A job's namespaces made by its first step are joined as they
+// are; slurmd makes them only for a request that comes before any step.
 Status join_from_slurmd(uint32_t job) {
-    sjail::NodeNamespace node;
-    if (Status s = sjail::acquire_node_namespace(g.config, node); !s.ok()) {
-        return s;
-    }
     sjail::JobNamespace job_ns;
-    if (Status s = sjail::open_job_namespace(g.config, node, job, job_ns); !s.ok()) {
+    sjail::FileId jail;
+    if (!sjail::open_existing_job_namespace(g.config, job, job_ns)) {
+        sjail::NodeNamespace node;
+        if (Status s = sjail::acquire_node_namespace(g.config, node); !s.ok()) {
+            return s;
+        }
+        if (Status s = sjail::open_job_namespace(g.config, node, job, job_ns); !s.ok()) {
+            return s;
+        }
+        jail = node.jail;
+    } else if (Status s = sjail::identify_jail(g.config, jail); !s.ok()) {
         return s;
     }
     if (Status s = sjail::enter_namespace(job_ns.tasks.get()); !s.ok()) {
         return s;
     }
-    return sjail::verify_root(node.jail);
+    return sjail::verify_root(jail);
 }
 
 // In a child of slurmd or slurmstepd: into the job's tasks view, or, when
@@ -466,31 +475,6 @@ int slurm_spank_slurmd_exit(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
 
 // For job_container/slurm_jail (plugin/job_container), which Slurm loads
 // beside this plugin; see job_namespace.hpp. Each returns 0 or -1.
-
-__attribute__((visibility("default"))) int sjail_jc_create(uint32_t job) {
-    try {
-        if (!g.config_status.ok()) {
-            return -1;
-        }
-        sjail::NodeNamespace node;
-        sjail::JobNamespace job_ns;
-        Status s = sjail::acquire_node_namespace(g.config, node);
-        if (s.ok()) {
-            s = sjail::open_job_namespace(g.config, node, job, job_ns);
-        }
-        if (!s.ok()) {
-            // Not a prolog failure: that would drain the node, so one bad
-            // setting (or one user's doing) could take nodes out. Every step
-            // and request of the job fails closed when it joins instead.
-            slurm_error("chroot: job %u: making its namespaces: %s; its steps will fail", job,
-                        s.message().c_str());
-        }
-        return 0;
-    } catch (...) {
-        slurm_error("chroot: job %u: out of memory making its namespaces", job);
-        return -1;
-    }
-}
 
 __attribute__((visibility("default"))) int sjail_jc_join(uint32_t job) {
     try {

@@ -403,6 +403,10 @@ bool job_is_alive(const JobPaths &paths, std::uint32_t job, const NodeProcesses 
 
 } // namespace
 
+bool open_existing_job_namespace(const Config &config, std::uint32_t job, JobNamespace &out) {
+    return open_existing(job_paths(config.state_dir, job), out);
+}
+
 Status open_job_namespace(const Config &config, const NodeNamespace &node, std::uint32_t job,
                           JobNamespace &out) {
     const JobPaths paths = job_paths(config.state_dir, job);

@@ -11,9 +11,9 @@
 // Both share one /tmp and one /dev/shm (the same mounts), so a socket
 // slurmstepd creates in /tmp (PMIx) is there for the tasks.
 //
-// The namespaces are made once per job and node, by whichever comes first of
-// the job_container plugin (at the job's first launch on the node) and the
-// first step, and shared by every step of the job. They are deleted when the
+// The namespaces are made once per job and node by the job's first step
+// there (the extern step under PrologFlags=Contain), whose slurmstepd reads
+// plugstack.conf afresh, and shared by every step of the job. They are deleted when the
 // job ends on the node (job_container or SPANK's job epilog), and, after a
 // crash, at the next slurmd start. See job_layout.hpp for where they live.
 #pragma once
@@ -34,6 +34,9 @@ struct JobNamespace {
     Fd tasks; // mount namespace of the job's processes
     Fd pid;   // the job's PID namespace
 };
+
+// Opens the job's namespaces when they exist; false when they do not.
+bool open_existing_job_namespace(const Config &config, std::uint32_t job, JobNamespace &out);
 
 // Opens the job's namespaces, making them first (under the job's lock) when
 // the job has none on this node yet.

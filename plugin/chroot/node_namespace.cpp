@@ -58,19 +58,6 @@ std::vector<SourceId> identify_sources(const std::vector<MountOp> &plan) {
     return ids;
 }
 
-Status open_jail(const Config &config, FileId &jail) {
-    Fd fd;
-    if (auto s = open_root_owned_dir(config.jail, fd); !s.ok()) {
-        return Status::failure("jail " + config.jail + ": " + s.message());
-    }
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) {
-        return Status::from_errno("fstat " + config.jail);
-    }
-    jail = file_id_of(st);
-    return {};
-}
-
 // The stamp a namespace built now would have, and the GPU driver it would get.
 Status stamp_now(const Config &config, const FileId &jail, std::string &stamp, NodeGpu &gpu) {
     if (auto s = find_node_gpu(config, gpu); !s.ok()) {
@@ -134,11 +121,24 @@ Status rebuild(const Config &config, const FileId &jail, NodeNamespace &out) {
 } // namespace
 
 Status current_stamp(const Config &config, std::string &stamp, FileId &jail) {
-    if (auto s = open_jail(config, jail); !s.ok()) {
+    if (auto s = identify_jail(config, jail); !s.ok()) {
         return s;
     }
     NodeGpu gpu;
     return stamp_now(config, jail, stamp, gpu);
+}
+
+Status identify_jail(const Config &config, FileId &jail) {
+    Fd fd;
+    if (auto s = open_root_owned_dir(config.jail, fd); !s.ok()) {
+        return Status::failure("jail " + config.jail + ": " + s.message());
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) {
+        return Status::from_errno("fstat " + config.jail);
+    }
+    jail = file_id_of(st);
+    return {};
 }
 
 Status acquire_node_namespace(const Config &config, NodeNamespace &out) {

@@ -22,6 +22,9 @@ struct NodeNamespace {
     FileId jail; // what "/" must be inside it
 };
 
+// The jail directory's identity, after the same ownership checks as a build.
+Status identify_jail(const Config &config, FileId &jail);
+
 // Returns the node namespace, building or rebuilding it (under STATE/lock)
 // when it is missing or its stamp no longer matches what it would be built
 // from now. Checks the jail's and the state directory's ownership every time.

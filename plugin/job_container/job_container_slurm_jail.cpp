@@ -1,7 +1,7 @@
 // job_container/slurm_jail: Slurm's job_container interface for slurm-jail.
 //
 // slurmd and slurmstepd call it where no SPANK callback reaches: when a job
-// starts on a node (container_p_create), in the children they fork for a job
+// starts on a node (container_p_create: nothing to do), in the children they fork for a job
 // (container_p_join: tasks, task prolog and epilog scripts, file broadcasts
 // with sbcast, UnkillableStepProgram), for pam_slurm_adopt
 // (container_p_join_external), when the job ends (container_p_delete) and
@@ -61,15 +61,15 @@ int fini() {
     return SLURM_SUCCESS;
 }
 
-int container_p_create(uint32_t job_id, uid_t /*uid*/) {
-    const auto create = chroot_so<JobFn>("sjail_jc_create");
-    if (create == nullptr) {
+// The job's namespaces are made by its first step, whose slurmstepd reads
+// plugstack.conf afresh (slurmd's copy is as old as slurmd).
+int container_p_create(uint32_t /*job_id*/, uid_t /*uid*/) {
+    if (chroot_so<JobFn>("sjail_jc_join") == nullptr) {
         slurm_error("%s", kMissing);
         return SLURM_ERROR;
     }
-    return create(job_id) == 0 ? SLURM_SUCCESS : SLURM_ERROR;
+    return SLURM_SUCCESS;
 }
-
 // A failed join must not leave the child where it is: Slurm ignores the
 // failure for job scripts. Calls for uid 0 are slurmd's and slurmstepd's own
 // programs (the SPANK job prolog/epilog runner, UnkillableStepProgram), which

@@ -65,7 +65,13 @@ slurmd_pid() { cat "$STATE/nodes/$1/spool/slurmd.pid"; }
 # left out: they come and go with those containers.
 node_mounts() {
     nsenter -t "$(slurmd_pid "$1")" -m findmnt -rn -o TARGET,SOURCE,FSTYPE |
-        grep -v '^/var/lib/containers/' | sort
+        grep -v -E '^/var/lib/containers(-[^/ ]+)?/' | sort
+}
+
+# node_mounts without the plugin's namespace files (the node's, rebuilt when
+# settings change, and each job's, which come and go with the jobs).
+node_mounts_but_namespaces() {
+    node_mounts "$1" | grep -v -e ' nsfs\[mnt:' -e '^/run/slurm-jail/jobs/' || true
 }
 
 # The host's mounts that concern the jail or the cluster state.

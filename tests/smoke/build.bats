@@ -14,7 +14,6 @@ setup() {
     assert_output "plugin_name
 plugin_type
 plugin_version
-sjail_jc_create
 sjail_jc_delete
 sjail_jc_join
 sjail_jc_join_external

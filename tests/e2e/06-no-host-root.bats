@@ -1,0 +1,195 @@
+#!/usr/bin/env bats
+# A step that may not, or cannot, enter the jail runs nothing of the user's on
+# the node's own root: not the task, not a --task-epilog (a script, or
+# /usr/bin/perl with code in PERL5OPT), not slurm.conf's TaskEpilog (which
+# runs as the user, with the user's environment), and no -o file is created
+# there, even when the plugin is marked optional. The user's code reports
+# where it ran (user_code.bash); each test first shows that the same code,
+# in a step that may run, runs in the jail and says so.
+
+setup() {
+    load helpers
+    load user_code
+    load_assertions
+    make_test_dir
+    setup_drops
+    user_script task.sh task
+    user_script epilog.sh epilog
+    REFUSAL='--no-jail is not allowed for uid 5001 \(asked for by option or by _SLURM_SPANK_OPTION_chroot_no_jail in the environment\); an admin must list the user in allow_opt_out= in plugstack.conf'
+    MISSING='jail /mnt/e2e-missing-jail: /mnt/e2e-missing-jail: No such file or directory'
+}
+
+teardown() {
+    set_plugstack "$PLUGSTACK_LINE"
+    if grep -q '^TaskEpilog=' "$STATE/etc/slurm.conf"; then
+        sed -i '/^TaskEpilog=/d' "$STATE/etc/slurm.conf"
+        ctld_exec scontrol reconfigure
+        # The script stays until no slurmd runs it any more.
+        wait_until 30 task_epilog_off_on_both
+    fi
+    rm -f "$STATE/etc/e2e-task-epilog"
+    remove_drops
+}
+
+# The user's own copy of slurm.conf without the plugin stack: srun then
+# loads no plugin and cannot refuse anything itself.
+write_user_conf() {
+    ush "grep -v '^PlugStackConfig=' /etc/slurm/slurm.conf >$T/slurm.conf"
+}
+
+# assert_step_refused STEP CAUSE: the user sees the plugin's line for the step.
+assert_step_refused() {
+    assert_output --regexp "slurmstepd-node[12]: error: chroot: StepId=[0-9]+\.$1: task not started, jail entry failed: $2"
+}
+
+@test "control: task, --task-epilog script and perl epilog run in the jail and say so" {
+    run ush "PERL5OPT='$(perl5opt perl-epilog)' srun -N2 --task-epilog=/usr/bin/perl $T/task.sh &&
+             srun -N2 --task-epilog=\$HOME/$T/epilog.sh true"
+    assert_success
+    assert_ran_in_jail task 2
+    assert_ran_in_jail perl-epilog 2
+    assert_ran_in_jail epilog 2
+}
+
+@test "_SLURM_SPANK_OPTION_chroot_no_jail in srun's or sbatch's environment: refused at once, no step starts" {
+    run ush "_SLURM_SPANK_OPTION_chroot_no_jail= srun -N2 --task-epilog=\$HOME/$T/epilog.sh $T/task.sh"
+    assert_failure
+    assert_line --regexp "^srun: error: chroot: $REFUSAL$"
+    refute_output --partial slurmstepd
+    run ush "_SLURM_SPANK_OPTION_chroot_no_jail= sbatch --wrap $T/task.sh"
+    assert_failure
+    assert_line --regexp "^sbatch: error: chroot: $REFUSAL$"
+    refute_output --partial 'Submitted batch job'
+    assert_ran_nowhere
+}
+
+@test "_SLURM_SPANK_OPTION_chroot_no_jail past srun (own slurm.conf): refused on the node, the --task-epilog script runs nowhere" {
+    write_user_conf
+    run ush "SLURM_CONF=\$HOME/$T/slurm.conf _SLURM_SPANK_OPTION_chroot_no_jail= \
+             srun -N2 --task-epilog=\$HOME/$T/epilog.sh $T/task.sh"
+    assert_failure
+    assert_step_refused 0 "$REFUSAL"
+    assert_ran_nowhere
+}
+
+@test "_SLURM_SPANK_OPTION_chroot_no_jail past srun: /usr/bin/perl as --task-epilog with code in PERL5OPT runs nowhere" {
+    write_user_conf
+    run ush "SLURM_CONF=\$HOME/$T/slurm.conf _SLURM_SPANK_OPTION_chroot_no_jail= \
+             PERL5OPT='$(perl5opt perl-epilog)' srun -N2 --task-epilog=/usr/bin/perl $T/task.sh"
+    assert_failure
+    assert_step_refused 0 "$REFUSAL"
+    assert_ran_nowhere
+}
+
+@test "sbatch --export=ALL,_SLURM_SPANK_OPTION_chroot_no_jail=: the batch step is refused, the error lands in its output file" {
+    printf '#!/bin/sh\n%s\nsrun --task-epilog=%s %s\n' "$HOME_IN_JAIL/$T/task.sh" \
+        "$HOME_IN_JAIL/$T/epilog.sh" "$HOME_IN_JAIL/$T/task.sh" >"$HOST_HOME/$T/job.sh"
+    run ush "sbatch --wait -o $T/job.out --export=ALL,_SLURM_SPANK_OPTION_chroot_no_jail= $T/job.sh"
+    assert_failure
+    local job
+    job=$(submitted_job)
+    run cat "$HOST_HOME/$T/job.out"
+    assert_step_refused batch "$REFUSAL"
+    assert_ran_nowhere
+    wait_until 10 spool_has_no_job "$job"
+}
+
+
+# set_task_epilog: slurm.conf's TaskEpilog (the admin's bash script, run as
+# the user with the user's environment) records where it ran.
+set_task_epilog() {
+    user_code task-epilog >"$STATE/etc/e2e-task-epilog"
+    sed -i '1s|.*|#!/bin/bash|' "$STATE/etc/e2e-task-epilog"
+    chmod 0755 "$STATE/etc/e2e-task-epilog"
+    echo "TaskEpilog=/etc/slurm/e2e-task-epilog" >>"$STATE/etc/slurm.conf"
+    ctld_exec scontrol reconfigure
+}
+
+# Both slurmds run the TaskEpilog, or neither does (reconfigure reaches
+# them asynchronously).
+task_epilog_runs_on_both() {
+    rm -f "$JAIL$JAIL_DROP/ran"
+    ush "srun -N2 true" >/dev/null 2>&1
+    [ "$(grep -c '^task-epilog-saw-jail$' "$JAIL$JAIL_DROP/ran" 2>/dev/null)" = 2 ]
+}
+task_epilog_off_on_both() {
+    rm -f "$JAIL$JAIL_DROP/ran"
+    ush "srun -N2 true" >/dev/null 2>&1
+    [ ! -e "$JAIL$JAIL_DROP/ran" ]
+}
+
+@test "slurm.conf TaskEpilog (and the user's BASH_ENV in it) never runs on the node's root for a failing step" {
+    set_task_epilog
+    wait_until 30 task_epilog_runs_on_both
+    user_script bash-env.sh bash-env
+    rm -f "$JAIL$JAIL_DROP/ran"
+    run ush "BASH_ENV=\$HOME/$T/bash-env.sh srun -N2 true"
+    assert_success
+    assert_ran_in_jail task-epilog 2
+    assert_ran_in_jail bash-env 2
+    rm -f "$JAIL$JAIL_DROP/ran"
+    set_plugstack "required chroot.so jail=/mnt/e2e-missing-jail"
+    run ush "BASH_ENV=\$HOME/$T/bash-env.sh srun -N2 $T/task.sh"
+    assert_failure
+    assert_step_refused 0 "$MISSING"
+    assert_ran_nowhere
+    write_user_conf
+    set_plugstack "$PLUGSTACK_LINE"
+    run ush "SLURM_CONF=\$HOME/$T/slurm.conf _SLURM_SPANK_OPTION_chroot_no_jail= \
+             BASH_ENV=\$HOME/$T/bash-env.sh srun -N2 $T/task.sh"
+    assert_failure
+    assert_step_refused 0 "$REFUSAL"
+    assert_ran_nowhere
+}
+
+@test "-o to a path only the node's root has: nothing is created there when the step fails" {
+    set_plugstack "required chroot.so jail=/mnt/e2e-missing-jail"
+    # With %n slurmstepd opens the file on the node, from the dead end, where
+    # the path does not exist. (srun exits 0 after such a launch failure:
+    # Slurm's behaviour, the same for a path missing from the jail.)
+    run ush "srun -N2 -o $HOST_DROP/out-%n.txt $T/task.sh"
+    assert_line 'srun: error: task 0 launch failed: Slurmd could not connect IO'
+    assert_line 'srun: error: task 1 launch failed: Slurmd could not connect IO'
+    run ush "sbatch --wait -o $HOST_DROP/batch.out -e $HOST_DROP/batch.err --wrap $T/task.sh"
+    assert_failure
+    local job
+    job=$(submitted_job)
+    assert_ran_nowhere
+    # The admin sees why in slurmd's log.
+    run grep -h "chroot: StepId=$job\.batch: jail entry failed, no task will run: $MISSING" \
+        "$STATE"/logs/slurmd-node*.log
+    assert_success
+    wait_until 10 spool_has_no_job "$job"
+}
+
+@test "optional chroot.so with a missing jail: no task and no --task-epilog runs anywhere" {
+    set_plugstack "optional chroot.so jail=/mnt/e2e-missing-jail"
+    run ush "srun -N2 --task-epilog=\$HOME/$T/epilog.sh $T/task.sh"
+    assert_failure
+    assert_step_refused 0 "$MISSING"
+    assert_ran_nowhere
+    run ush "PERL5OPT='$(perl5opt perl-epilog)' srun -N2 --task-epilog=/usr/bin/perl /usr/bin/perl -e 1"
+    assert_failure
+    assert_step_refused 0 "$MISSING"
+    assert_ran_nowhere
+    run ush "sbatch --wait -o $T/job.out --wrap $T/task.sh"
+    assert_failure
+    local job
+    job=$(submitted_job)
+    run cat "$HOST_HOME/$T/job.out"
+    assert_step_refused batch "$MISSING"
+    assert_ran_nowhere
+    wait_until 10 spool_has_no_job "$job"
+}
+
+@test "missing jail: the --task-epilog script and perl's PERL5OPT code run nowhere" {
+    set_plugstack "required chroot.so jail=/mnt/e2e-missing-jail"
+    run ush "srun -N2 --task-epilog=\$HOME/$T/epilog.sh $T/task.sh"
+    assert_failure
+    assert_step_refused 0 "$MISSING"
+    assert_ran_nowhere
+    run ush "PERL5OPT='$(perl5opt perl-epilog)' srun -N2 --task-epilog=/usr/bin/perl $T/task.sh"
+    assert_failure
+    assert_step_refused 0 "$MISSING"
+    assert_ran_nowhere
+}

@@ -1,0 +1,227 @@
+#!/usr/bin/env bats
+# GPU nodes without GPUs (local-cluster up --fake-gpu): each node has its own
+# fake NVIDIA driver, of a different version, at /usr/local/nvidia in its
+# mount namespace only; the jail has no NVIDIA file. Jobs find their node's
+# driver by name (dlopen, a normally linked CUDA program, nvidia-smi on the
+# PATH), an upgrade on one node reaches that node's next job only, a missing
+# driver with gpu=on fails closed, the NCCL check runs as a job in the jail
+# with the node's driver, and the jail's files never change.
+
+bats_require_minimum_version 1.5.0
+
+load helpers
+
+FAKES=$SLURM_JAIL_BUILD_DIR/tests/fakes/nvidia-driver
+PROBES=$HOME_IN_JAIL/gpu-probes
+NV_LIB=/usr/local/nvidia/lib64
+
+setup_file() {
+    "$LC" down >&2
+    "$LC" up --fake-gpu >&2
+    install -d -m 0755 -o "$TEST_UID" -g "$TEST_UID" "$HOST_HOME/gpu-probes"
+    install -m 0755 -o "$TEST_UID" "$FAKES/probes/fake_nvidia_dlopen_probe" \
+        "$FAKES/probes/fake_nvidia_cuda_probe" "$HOST_HOME/gpu-probes/"
+    jail_tree >"$BATS_FILE_TMPDIR/jail-before"
+}
+
+teardown_file() {
+    rm -rf "$HOST_HOME/gpu-probes" "$JAIL/var/lib/slurm-jail/health" "$JAIL"/root/nccl-*.out
+    # The rest of the suite runs on CPU nodes, as users without GPUs do.
+    "$LC" down >&2
+    "$LC" up >&2
+}
+
+setup() {
+    load_assertions
+}
+
+teardown() {
+    echo "$PLUGSTACK_LINE" >"$STATE/etc/plugstack.conf"
+    "$LC" fake-driver node1 550.54.15 >&2
+    "$LC" fake-driver node2 570.124.06 >&2
+}
+
+# Every file of the jail but users' homes: type, mode, owner, size, inode,
+# mtime, ctime and link target, then every file's content.
+jail_tree() {
+    (
+        cd "$JAIL" || exit 1
+        find . -xdev -path ./home -prune -o -printf '%p %y %m %U:%G %s %i %T@ %C@ %l\n' | sort
+        find . -xdev -path ./home -prune -o -type f -print0 | sort -z | xargs -0 sha256sum
+    )
+}
+
+# on NODE CMD: run CMD as a job step on NODE (as the test user, in the jail).
+on() { ush "srun -w $1 $2"; }
+
+# assert_driver NODE VERSION CUDA: what jobs on NODE see of its driver.
+assert_driver() {
+    run on "$1" "$PROBES/fake_nvidia_dlopen_probe"
+    assert_success
+    assert_line "libcuda.so.1=$NV_LIB/libcuda.so.1 cuda=$3"
+    assert_line "libnvidia-ml.so.1=$NV_LIB/libnvidia-ml.so.1 driver=$2"
+    run on "$1" "$PROBES/fake_nvidia_cuda_probe"
+    assert_success
+    assert_output "cuInit=0 cuDriverGetVersion=0 version=$3 libcuda=$NV_LIB/libcuda.so.1"
+    run on "$1" nvidia-smi
+    assert_success
+    assert_line "Driver Version: $2"
+    assert_line "NVML: $NV_LIB/libnvidia-ml.so.1"
+}
+
+@test "precondition: the jail has no NVIDIA file, each node has its own driver" {
+    run find "$JAIL" -xdev \( -name 'libcuda*' -o -name 'libnvidia*' -o -name 'nvidia-smi' \) -not -type l
+    assert_output ''
+    [ -z "$(ls -A "$JAIL/usr/local/nvidia")" ]
+    assert_equal "$(readlink "$JAIL/usr/local/bin/nvidia-smi")" /usr/local/nvidia/bin/nvidia-smi
+    [ -f "$STATE/nodes/node1/nvidia/lib64/libcuda.so.550.54.15" ]
+    [ -f "$STATE/nodes/node2/nvidia/lib64/libcuda.so.570.124.06" ]
+    # The node's driver root is in its mount namespace only, not on the host.
+    [ ! -e /usr/local/nvidia/lib64 ]
+    run "$LC" status
+    assert_line --regexp '^node1 +[0-9]+ \(fake NVIDIA driver 550\.54\.15\)$'
+    assert_line --regexp '^node2 +[0-9]+ \(fake NVIDIA driver 570\.124\.06\)$'
+}
+
+@test "jobs on each node load libcuda and NVML by name and get their node's version" {
+    assert_driver node1 550.54.15 12040
+    assert_driver node2 570.124.06 12080
+    # Found by the loader alone: the job has no LD_LIBRARY_PATH.
+    run on node1 "sh -c 'echo LD_LIBRARY_PATH=\${LD_LIBRARY_PATH-unset}; command -v nvidia-smi'"
+    assert_line LD_LIBRARY_PATH=unset
+    assert_line /usr/local/bin/nvidia-smi
+}
+
+@test "one step on both nodes: each task sees its own node's driver" {
+    run ush "srun -N2 --ntasks-per-node=1 -l nvidia-smi"
+    assert_success
+    assert_line --regexp '^[01]: Driver Version: 550\.54\.15$'
+    assert_line --regexp '^[01]: Driver Version: 570\.124\.06$'
+}
+
+@test "a batch job and srun inside it see the node's driver" {
+    local out=$HOME_IN_JAIL/gpu-batch.out
+    run ush "sbatch --wait -w node2 -o $out --wrap 'nvidia-smi; srun $PROBES/fake_nvidia_dlopen_probe'"
+    assert_success
+    run cat "$JAIL$out"
+    assert_line "Driver Version: 570.124.06"
+    assert_line "libnvidia-ml.so.1=$NV_LIB/libnvidia-ml.so.1 driver=570.124.06"
+    rm -f "$JAIL$out"
+}
+
+@test "the driver tree and the loader cache are read-only for jobs" {
+    local f
+    for f in $NV_LIB/x $NV_LIB/libcuda.so.1 /etc/ld.so.cache /usr/local/nvidia/x; do
+        run on node1 "touch $f"
+        assert_failure
+        assert_output --regexp "cannot touch '$f': (Read-only file system|Permission denied)"
+    done
+}
+
+@test "each node records what it bound, node-locally" {
+    local n report
+    for n in node1 node2; do
+        report=$STATE/nodes/$n/run/gpu
+        run cat "$report"
+        assert_success
+        assert_line --regexp "^gpu=auto: NVIDIA driver [0-9.]+ found under /usr/local/nvidia, bound at /usr/local/nvidia$"
+        assert_line --regexp "^$NV_LIB/libcuda\.so\.[0-9.]+ <- /usr/local/nvidia/lib64/libcuda\.so\.[0-9.]+ \(links: libcuda\.so libcuda\.so\.1\)$"
+        assert_line "/usr/local/nvidia/bin/nvidia-smi <- /usr/local/nvidia/bin/nvidia-smi"
+        assert_line --regexp '^/etc/ld\.so\.cache <- /run/slurm-jail/ld\.so\.cache \(ldconfig over the view, [0-9.]+ ms\)$'
+        sed "s/^/# $n: /" "$report" >&3
+    done
+}
+
+@test "a driver upgrade on node1 reaches node1's next job; node2 keeps its driver and namespace" {
+    local stamp2
+    assert_driver node1 550.54.15 12040
+    assert_driver node2 570.124.06 12080
+    stamp2=$(cat "$STATE/nodes/node2/run/stamp")
+    run "$LC" fake-driver node1 580.159.04
+    assert_success
+    assert_driver node1 580.159.04 13000
+    assert_driver node2 570.124.06 12080
+    assert_equal "$(cat "$STATE/nodes/node2/run/stamp")" "$stamp2"
+}
+
+@test "no driver on a node: gpu=auto runs jobs without one; gpu=on fails closed with one line" {
+    local canary=gpu-canary-$$
+    "$LC" fake-driver node2 none
+    run on node2 "$PROBES/fake_nvidia_dlopen_probe"
+    assert_failure
+    assert_output --partial "libcuda.so.1: cannot open shared object file"
+    run on node2 nvidia-smi
+    assert_failure
+    echo "$PLUGSTACK_LINE gpu=on" >"$STATE/etc/plugstack.conf"
+    run ush "srun -w node2 sh -c 'touch $HOME_IN_JAIL/$canary; echo TASK-RAN'"
+    assert_failure
+    refute_output --partial TASK-RAN
+    [ ! -e "$HOST_HOME/$canary" ]
+    assert_line --regexp '^slurmstepd(-node2)?: error: chroot: StepId=[0-9]+\.0: task not started, jail entry failed: no NVIDIA driver found on this node \(gpu=on\); looked for libcuda\.so\.1 and libnvidia-ml\.so\.1 in: /: .*; /usr/local/nvidia: no etc/ld\.so\.cache, lib64/ or lib/; install the driver, or name the root it is mounted at$' 
+    # node1 still has its driver: gpu=on is met there.
+    assert_driver node1 550.54.15 12040
+    # A driver root named with gpu_driver_root= must have it.
+    echo "$PLUGSTACK_LINE gpu=on gpu_driver_root=/run/nvidia/driver" >"$STATE/etc/plugstack.conf"
+    run on node1 "echo TASK-RAN"
+    assert_failure
+    refute_output --partial TASK-RAN
+    assert_output --partial "in: /run/nvidia/driver: does not exist"
+}
+
+@test "the jail's files are byte for byte what they were before the GPU jobs" {
+    jail_tree >"$BATS_FILE_TMPDIR/jail-after"
+    run diff "$BATS_FILE_TMPDIR/jail-before" "$BATS_FILE_TMPDIR/jail-after"
+    assert_success
+    assert_output ''
+    [ "$(wc -l <"$BATS_FILE_TMPDIR/jail-before")" -gt 1000 ]
+}
+
+# What the CronJob does: slurm-jail-nccl-submit, as root on a host with the
+# Slurm client, chroot.so and munge (here node1's own view of the node),
+# submits one job per node, which runs the jail's slurm-jail-nccl-check and
+# all_reduce_perf as root in the jail. The stand-in all_reduce_perf finds
+# the driver by name as the real one does, and fails without it.
+nccl_submit() {
+    nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$SLURM_JAIL_BUILD_DIR/health/slurm-jail-nccl-submit" --config /dev/null \
+        --sbatch-arg=--chdir=/ --sbatch-arg=--output=/root/nccl-%N-%j.out -- \
+        --gpu-model H200 --gpus 1
+}
+
+no_jobs() { [ -z "$(ctl squeue -h)" ]; }
+node_is() { [ "$(ctl sinfo -h -n "$1" -o %T)" = "$2" ]; }
+
+# ctl CMD...: an admin command on the controller host.
+ctl() { nsenter -t "$(cat "$STATE/ctld/slurmctld.pid")" -m -u -n -- "$@"; }
+
+@test "the NCCL check runs as a job in the jail on every node, with the node's driver" {
+    run nccl_submit
+    assert_success
+    assert_line --regexp '^node1: Submitted batch job [0-9]+$'
+    assert_line --regexp '^node2: Submitted batch job [0-9]+$'
+    wait_until 60 no_jobs
+    run cat "$JAIL"/root/nccl-node1-*.out "$JAIL"/root/nccl-node2-*.out
+    assert_line 'PASS node1: NCCL all_reduce check passed'
+    assert_line 'PASS node2: NCCL all_reduce check passed'
+    rm -f "$JAIL"/root/nccl-*.out
+    # Without its driver, node2 fails the check and is drained for it.
+    "$LC" fake-driver node2 none
+    run nccl_submit
+    assert_success
+    wait_until 60 no_jobs
+    run cat "$JAIL"/root/nccl-node2-*.out
+    assert_line --partial "FAIL node2: all_reduce_perf exited with code 2 (CUDA error)"
+    run ctl sinfo -h -n node2 -o '%T|%E'
+    assert_output --regexp '^drained\|slurm-jail-health: nccl: all_reduce_perf exited with code 2'
+    run cat "$JAIL"/root/nccl-node1-*.out
+    assert_line 'PASS node1: NCCL all_reduce check passed'
+    # The admin reinstalls the driver and resumes the node; the check passes.
+    "$LC" fake-driver node2 570.124.06
+    ctl scontrol update nodename=node2 state=resume
+    wait_until 20 node_is node2 idle
+    rm -f "$JAIL"/root/nccl-*.out
+    run nccl_submit
+    assert_success
+    wait_until 60 no_jobs
+    run cat "$JAIL"/root/nccl-node2-*.out
+    assert_line 'PASS node2: NCCL all_reduce check passed'
+}
