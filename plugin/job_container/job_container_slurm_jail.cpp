@@ -1,7 +1,8 @@
 // job_container/slurm_jail: Slurm's job_container interface for slurm-jail.
 //
 // slurmd and slurmstepd call it where no SPANK callback reaches: when a job
-// starts on a node (container_p_create: nothing to do), in the children they fork for a job
+// starts on a node (container_p_create, with nothing to do: the job's first
+// step makes its namespaces), in the children they fork for a job
 // (container_p_join: tasks, task prolog and epilog scripts, file broadcasts
 // with sbcast, UnkillableStepProgram), for pam_slurm_adopt
 // (container_p_join_external), when the job ends (container_p_delete) and
