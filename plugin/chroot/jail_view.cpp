@@ -43,24 +43,11 @@ Status mount_fresh_proc(int jail_root, const ProcOptions &options) {
     return {};
 }
 
-// Opens a bind source with the node-path rule of safe_open.hpp.
-Status open_source(const std::string &source, Fd &out) {
-    if (auto s = open_node_path(source, out); !s.ok()) {
-        if (s.message().ends_with("does not exist on this node")) {
-            return Status::failure("bind source " + source + " is missing on this node (" +
-                                   s.message() +
-                                   "); create it, or remove its bind= from plugstack.conf");
-        }
-        return Status::failure("bind source " + source + ": " + s.message());
-    }
-    return {};
-}
-
 Status mount_bind(int jail_root, const MountOp &op) {
     const bool recursive = op.kind == MountKind::RecursiveBind;
     const unsigned rec = recursive ? AT_RECURSIVE : 0U;
     Fd source;
-    if (auto s = open_source(op.source, source); !s.ok()) {
+    if (auto s = open_bind_source(op.source, source); !s.ok()) {
         return s;
     }
     Fd tree(
@@ -93,34 +80,53 @@ Status mount_bind(int jail_root, const MountOp &op) {
 
 } // namespace
 
+Status open_bind_source(const std::string &source, Fd &out) {
+    if (auto s = open_node_path(source, out); !s.ok()) {
+        if (s.message().ends_with("does not exist on this node")) {
+            return Status::failure("bind source " + source + " is missing on this node (" +
+                                   s.message() +
+                                   "); create it, or remove its bind= from plugstack.conf");
+        }
+        return Status::failure("bind source " + source + ": " + s.message());
+    }
+    return {};
+}
+
 FileId file_id_of(const struct stat &st) {
     return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 }
 
+Status check_jail_system_path(int jail_fd, const std::string &jail, const std::string &path) {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS; // links stay inside the jail
+    const std::string relative = path == "/" ? "." : path.substr(1);
+    const Fd fd(
+        static_cast<int>(::syscall(SYS_openat2, jail_fd, relative.c_str(), &how, sizeof(how))));
+    if (!fd.valid()) {
+        if (errno == ENOENT) {
+            return {}; // nothing there to load
+        }
+        return Status::from_errno("jail " + jail + ": " + path);
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) {
+        return Status::from_errno("jail " + jail + ": fstat " + path);
+    }
+    const std::string shown = jail + (path == "/" ? "" : path);
+    if (auto s = check_root_owned(shown, st.st_uid, st.st_mode); !s.ok()) {
+        return Status::failure(
+            "jail " + jail + ": root processes on the node read " + path +
+            " from the jail, so it must be owned by root and not writable by others: " +
+            s.message());
+    }
+    return {};
+}
+
 Status check_jail_system_paths(int jail_fd, const std::string &jail) {
     for (const auto &path : jail_system_paths()) {
-        open_how how{};
-        how.flags = O_PATH | O_CLOEXEC;
-        how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS; // links stay inside the jail
-        const std::string relative = path == "/" ? "." : path.substr(1);
-        const Fd fd(
-            static_cast<int>(::syscall(SYS_openat2, jail_fd, relative.c_str(), &how, sizeof(how))));
-        if (!fd.valid()) {
-            if (errno == ENOENT) {
-                continue; // nothing there to load
-            }
-            return Status::from_errno("jail " + jail + ": " + path);
-        }
-        struct stat st {};
-        if (::fstat(fd.get(), &st) != 0) {
-            return Status::from_errno("jail " + jail + ": fstat " + path);
-        }
-        const std::string shown = jail + (path == "/" ? "" : path);
-        if (auto s = check_root_owned(shown, st.st_uid, st.st_mode); !s.ok()) {
-            return Status::failure(
-                "jail " + jail + ": root processes on the node read " + path +
-                " from the jail, so it must be owned by root and not writable by others: " +
-                s.message());
+        if (auto s = check_jail_system_path(jail_fd, jail, path); !s.ok()) {
+            return s;
         }
     }
     return {};

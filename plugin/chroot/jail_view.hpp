@@ -35,4 +35,12 @@ Status pivot_into_view(int view, FileId &root);
 // are writable by group or others.
 Status check_jail_system_paths(int jail_fd, const std::string &jail);
 
+// The same for one path of jail_system_paths(): fine when it is missing.
+Status check_jail_system_path(int jail_fd, const std::string &jail, const std::string &path);
+
+// Opens a bind source (bind=, munge=, conf_dir=, spool=, the name
+// resolution files) with open_node_path's rule; the message of a missing or
+// refused source names it and the fix.
+Status open_bind_source(const std::string &source, Fd &out);
+
 } // namespace sjail

@@ -165,7 +165,23 @@ Status open_mount_target(int jail_root, const std::string &target, TargetType ty
     return {};
 }
 
-Status ensure_root_dir(const std::string &path, unsigned mode) {
+namespace {
+
+// mkdir NAME in DIR with exactly `mode` (the umask undone); an existing one is fine.
+Status make_dir(int dir, const std::string &name, const std::string &shown, mode_t mode) {
+    if (::mkdirat(dir, name.c_str(), mode) == 0) {
+        if (::fchmodat(dir, name.c_str(), mode, 0) != 0) {
+            return Status::from_errno("chmod " + shown);
+        }
+    } else if (errno != EEXIST) {
+        return Status::from_errno("mkdir " + shown);
+    }
+    return {};
+}
+
+// The walk of ensure_root_dir; with `create` false it only looks: a missing
+// component is fine (it would be created below a checked parent).
+Status walk_root_dir(const std::string &path, unsigned mode, bool create) {
     if (auto s = check_absolute_path("path", path); !s.ok()) {
         return s;
     }
@@ -180,15 +196,17 @@ Status ensure_root_dir(const std::string &path, unsigned mode) {
             return Status::failure("cannot create " + path + " safely: " + s.message());
         }
         const auto m = static_cast<mode_t>(i + 1 == components.size() ? mode : 0755U);
-        if (::mkdirat(current.get(), components[i].c_str(), m) == 0) {
-            if (::fchmodat(current.get(), components[i].c_str(), m, 0) != 0) { // undo the umask
-                return Status::from_errno("chmod " + shown);
+        if (create) {
+            if (auto s = make_dir(current.get(), components[i], shown, m); !s.ok()) {
+                return s;
             }
-        } else if (errno != EEXIST) {
-            return Status::from_errno("mkdir " + shown);
         }
         Fd next;
-        if (auto s = open_component(current.get(), components[i], shown, next); !s.ok()) {
+        int err = 0;
+        if (auto s = open_component(current.get(), components[i], shown, next, &err); !s.ok()) {
+            if (!create && err == ENOENT) {
+                return {};
+            }
             return s;
         }
         struct stat st {};
@@ -211,6 +229,16 @@ Status ensure_root_dir(const std::string &path, unsigned mode) {
         parent = shown;
     }
     return {};
+}
+
+} // namespace
+
+Status ensure_root_dir(const std::string &path, unsigned mode) {
+    return walk_root_dir(path, mode, true);
+}
+
+Status check_root_dir(const std::string &path, unsigned mode) {
+    return walk_root_dir(path, mode, false);
 }
 
 namespace {

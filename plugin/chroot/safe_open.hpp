@@ -29,6 +29,10 @@ Status open_mount_target(int jail_root, const std::string &target, TargetType ty
 // not writable by group or others unless `mode` asks for that.
 Status ensure_root_dir(const std::string &path, unsigned mode);
 
+// What ensure_root_dir would say, without creating or changing anything: a
+// missing directory is fine when everything above it passes.
+Status check_root_dir(const std::string &path, unsigned mode);
+
 // Opens an absolute node path (a bind source) as an O_PATH fd, one component
 // at a time from "/". A symlink is followed only while every directory
 // walked so far, the one holding the link included, is root-owned and closed

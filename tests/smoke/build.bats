@@ -67,19 +67,25 @@ plugin_version"
     local b=$BATS_TEST_TMPDIR/b
     cmake -S "$SLURM_JAIL_ROOT" -B "$b" -DSLURM_JAIL_BUILD_TESTS=OFF -DSLURM_JAIL_BUILD_BENCH=OFF \
         -DSLURM_JAIL_BUILD_HEALTH=OFF >/dev/null
-    cmake --build "$b" --target chroot job_container_slurm_jail -j 2 >/dev/null
+    cmake --build "$b" --target chroot job_container_slurm_jail slurm-jail-check -j 2 >/dev/null
     DESTDIR=$BATS_TEST_TMPDIR/root run cmake --install "$b"
     assert_success
     assert [ -f "$BATS_TEST_TMPDIR/root/usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so" ]
     assert [ -f "$BATS_TEST_TMPDIR/root/usr/lib/x86_64-linux-gnu/slurm-wlm/job_container_slurm_jail.so" ]
+    assert [ -x "$BATS_TEST_TMPDIR/root/usr/local/sbin/slurm-jail-check" ]
     (cd "$b" && cpack -G DEB >/dev/null)
     run bash -c "dpkg -c '$b'/slurm-jail_*_amd64.deb | awk '{print \$6}'"
     assert_output --partial './usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so'
     assert_output --partial './usr/lib/x86_64-linux-gnu/slurm-wlm/job_container_slurm_jail.so'
     assert_output --partial './usr/share/man/man8/chroot.so.8'
+    assert_output --partial './usr/sbin/slurm-jail-check'
+    assert_output --partial './usr/share/man/man8/slurm-jail-check.8'
 }
 
-@test "the man page renders without warnings" {
-    run bash -c "MANWIDTH=80 man --warnings -l '$SLURM_JAIL_ROOT/plugin/chroot/man/chroot.so.8' 2>&1 >/dev/null"
-    assert_output ''
+@test "the man pages render without warnings" {
+    local page
+    for page in plugin/chroot/man/chroot.so.8 plugin/jail_check/man/slurm-jail-check.8; do
+        run bash -c "MANWIDTH=80 man --warnings -l '$SLURM_JAIL_ROOT/$page' 2>&1 >/dev/null"
+        assert_output ''
+    done
 }

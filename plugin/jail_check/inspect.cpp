@@ -1,0 +1,308 @@
+#include "inspect.hpp"
+
+#include "jail_policy.hpp"
+#include "jail_view.hpp"
+#include "node_gpu.hpp"
+#include "requirements.hpp"
+#include "safe_open.hpp"
+#include "trusted_path.hpp"
+
+#include <algorithm>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <optional>
+
+namespace sjail::check {
+namespace {
+
+struct Run {
+    const Subject &subject;
+    const Config &config;
+    std::vector<Finding> findings;
+    Fd jail; // O_PATH of the jail root; empty when it cannot be opened at all
+
+    void problem(std::string cause, std::string fix) {
+        findings.push_back({Severity::Problem, std::move(cause), std::move(fix)});
+    }
+    void warning(std::string cause, std::string fix) {
+        findings.push_back({Severity::Warning, std::move(cause), std::move(fix)});
+    }
+};
+
+bool has(const std::string &text, const char *part) {
+    return text.find(part) != std::string::npos;
+}
+
+// The jail with the plugin's rule; when that refuses it for ownership, the
+// checks inside still run on a symlink-free open (reading only).
+void open_jail(Run &run) {
+    const std::string &jail = run.config.jail;
+    if (auto s = open_root_owned_dir(jail, run.jail); s.ok()) {
+        return;
+    } else if (has(s.message(), "No such file") || has(s.message(), "not a directory")) {
+        run.problem("jail " + jail + ": " + s.message(),
+                    "point jail= at the jail's root directory, or create the jail there");
+    } else {
+        run.problem("jail " + jail + ": " + s.message(),
+                    "make " + jail +
+                        " and every directory above it a real directory (no symlink), owned by "
+                        "root and not writable by group or others (chown root:root; chmod go-w)");
+    }
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC | O_DIRECTORY;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    run.jail.reset(
+        static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, jail.c_str(), &how, sizeof(how))));
+    if (!run.jail.valid()) {
+        run.warning("the checks inside the jail " + jail + " did not run: it cannot be opened",
+                    "fix the jail path above, then run slurm-jail-check again");
+    }
+}
+
+void check_system_paths(Run &run) {
+    for (const auto &path : jail_system_paths()) {
+        if (auto s = check_jail_system_path(run.jail.get(), run.config.jail, path); !s.ok()) {
+            const std::string shown = run.config.jail + (path == "/" ? "" : path);
+            run.problem(s.message(), "chown root:root " + shown + "; chmod go-w " + shown);
+        }
+    }
+}
+
+// The type a mount point must have: the plugin's rule (that of its source).
+// Empty when the source is missing or refused (reported on its own).
+std::optional<TargetType> source_type(Run &run, const MountPoint &point) {
+    if (point.type != PointType::LikeSource) {
+        return point.type == PointType::File ? TargetType::File : TargetType::Directory;
+    }
+    if (point.setting == "tmp=") {
+        // Created 1777 by the plugin when missing.
+        if (auto s = check_root_dir(point.source, 01777); !s.ok()) {
+            run.problem("tmp=" + point.source + ": " + s.message(),
+                        "make the directories above " + point.source +
+                            " root-owned and closed to group and others, or set tmp=");
+        }
+        return TargetType::Directory;
+    }
+    Fd source;
+    if (auto s = open_bind_source(point.source, source); !s.ok()) {
+        run.problem(s.message() + " (" + point.setting + ")", node_path_fix(point, s.message()));
+        return std::nullopt;
+    }
+    struct stat st {};
+    if (::fstat(source.get(), &st) != 0) {
+        return std::nullopt;
+    }
+    return S_ISDIR(st.st_mode) ? TargetType::Directory : TargetType::File;
+}
+
+void check_mount_point(Run &run, const MountPoint &point, std::optional<TargetType> type) {
+    const std::string &jail = run.config.jail;
+    MountPoint shown = point;
+    Fd target;
+    Status s = open_mount_target(run.jail.get(), point.target, type.value_or(TargetType::Directory),
+                                 target);
+    if (!type && !s.ok() && has(s.message(), "but its source is")) {
+        shown.type = PointType::File; // the source's type is unknown: either will do
+        s = open_mount_target(run.jail.get(), point.target, TargetType::File, target);
+    } else if (type == TargetType::File) {
+        shown.type = PointType::File;
+    }
+    if (!s.ok()) {
+        const std::string cause = s.message() + " (jail " + jail + ", " + point.setting + ")";
+        if (point.required) {
+            run.problem(cause, mount_point_fix(jail, shown, s.message()));
+        } else {
+            run.warning(cause + "; the plugin skips this bind",
+                        mount_point_fix(jail, shown, s.message()));
+        }
+        return;
+    }
+    struct stat st {};
+    if (::fstat(target.get(), &st) == 0 && st.st_uid != 0) {
+        const std::string path = jail + point.target;
+        run.problem("mount point " + point.target + " inside the jail is owned by uid " +
+                        std::to_string(st.st_uid) + ", not root",
+                    "chown root:root " + path);
+    }
+}
+
+void check_munge_socket(Run &run) {
+    TrustedOpen socket;
+    const std::string path = run.config.munge_dir + "/munge.socket.2";
+    if (auto s = open_trusted_on_node(path, TrustedKind::File, socket); !s.ok() && socket.missing) {
+        Fd dir;
+        if (open_bind_source(run.config.munge_dir, dir).ok()) {
+            run.warning(path + " is missing: munged is not running on this node, so srun and "
+                               "sbatch inside jobs cannot authenticate",
+                        "start munged (runuser -u munge -- munged)");
+        }
+    }
+}
+
+void check_gpu(Run &run, std::vector<MountPoint> &points) {
+    NodeGpu gpu;
+    if (auto s = find_node_gpu(run.config, gpu); !s.ok()) {
+        run.problem("gpu=" + std::string(gpu_mode_name(run.config.gpu)) + ": " + s.message(),
+                    "make the driver's files root-owned and closed to group and others, point "
+                    "gpu_driver_root= at it, or set gpu=off");
+        return;
+    }
+    if (!gpu.driver.found()) {
+        return;
+    }
+    DriverPlan plan;
+    if (auto s = plan_driver_view(gpu.driver.files, DriverView{}, plan); !s.ok()) {
+        run.problem("the node's NVIDIA driver: " + s.message(), "set gpu=off until it is fixed");
+        return;
+    }
+    for (auto &point : gpu_mount_points(plan)) {
+        points.push_back(std::move(point));
+    }
+}
+
+void check_mount_points(Run &run) {
+    std::vector<MountPoint> points = plan_mount_points(run.config);
+    if (run.config.gpu != GpuMode::Off) {
+        check_gpu(run, points);
+    }
+    for (const auto &point : points) {
+        const auto type = source_type(run, point);
+        if (run.jail.valid()) {
+            check_mount_point(run, point, type);
+        }
+    }
+    check_munge_socket(run);
+}
+
+void check_state(Run &run) {
+    const std::string &state = run.config.state_dir;
+    if (auto s = check_root_dir(state, 0700); !s.ok()) {
+        run.problem("state directory: " + s.message(),
+                    "make " + state +
+                        " and the directories above it root-owned and closed to group and "
+                        "others, or set state= to such a node-local directory");
+        return;
+    }
+    const std::string lock = state + "/lock";
+    struct stat st {};
+    if (::fstatat(AT_FDCWD, lock.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+        run.problem(lock + " is not a regular file: every step would fail to lock it",
+                    "remove it (rm " + lock + "); the plugin makes a new one");
+    }
+    if (run.config.job_tmp == JobTmp::Directory) {
+        if (auto s = check_root_dir(run.config.job_tmp_dir, 0700); !s.ok()) {
+            run.problem("job_tmp=" + run.config.job_tmp_dir + ": " + s.message(),
+                        "make it and the directories above it root-owned and closed to group "
+                        "and others");
+        }
+    }
+}
+
+// A file that srun and sbatch inside jobs read: bound by conf_dir=, or present in the jail.
+Status open_in_jail(Run &run, const std::string &path, TrustedOpen &out, bool for_reading = false) {
+    return open_trusted(run.jail.get(), "jail " + run.config.jail, path, TrustedKind::File, out,
+                        for_reading);
+}
+
+void check_plugin_in_jail(Run &run) {
+    const auto paths = plugin_paths(run.subject.line.plugin, run.subject.slurm.plugin_dirs);
+    std::string last;
+    for (const auto &path : paths) {
+        TrustedOpen found;
+        auto s = open_in_jail(run, path, found);
+        if (s.ok()) {
+            return;
+        }
+        last = s.message();
+    }
+    run.problem("chroot.so is not in the jail (" + last +
+                    "): srun and sbatch inside jobs load plugstack.conf and fail without it",
+                "copy the plugin into the jail: install -m 0755 " +
+                    (paths.empty() ? std::string("chroot.so") : paths.front()) + " " +
+                    run.config.jail + (paths.empty() ? std::string("/") : paths.front()));
+}
+
+void check_file_for_jobs(Run &run, const std::string &path, const std::string &what) {
+    if (bound_by_conf_dir(run.config, path)) {
+        return;
+    }
+    TrustedOpen found;
+    if (auto s = open_in_jail(run, path, found); !s.ok()) {
+        run.problem(what + " " + path + " is outside conf_dir=" + run.config.conf_dir +
+                        " and not in the jail (" + s.message() + ")",
+                    "move it into " + run.config.conf_dir + ", or put a root-owned copy at " +
+                        run.config.jail + path);
+    }
+}
+
+void check_jail_users(Run &run) {
+    TrustedOpen passwd;
+    std::string text;
+    if (!open_in_jail(run, "/etc/passwd", passwd, true).ok() ||
+        !read_whole_file(passwd.fd.get(), passwd.shown, text).ok()) {
+        return; // a missing or refused passwd is a system-path finding already
+    }
+    const auto names = passwd_names(text);
+    const std::string &user = run.subject.slurm.slurm_user;
+    if (std::find(names.begin(), names.end(), user) == names.end()) {
+        run.warning("slurm.conf's SlurmUser " + user + " is not in the jail's /etc/passwd",
+                    "add the same passwd entry (and the job users') to " + run.config.jail +
+                        "/etc/passwd, e.g. with images/jail/add-jail-users");
+    }
+    TrustedOpen srun;
+    if (!open_in_jail(run, "/usr/bin/srun", srun).ok()) {
+        run.warning("the jail has no /usr/bin/srun: batch scripts cannot start job steps",
+                    "install slurm-client in the jail (the same Slurm version as the nodes)");
+    }
+}
+
+void check_for_jobs(Run &run) {
+    TrustedOpen node_plugin;
+    for (const auto &path : plugin_paths(run.subject.line.plugin, run.subject.slurm.plugin_dirs)) {
+        if (open_trusted_on_node(path, TrustedKind::File, node_plugin).ok()) {
+            break;
+        }
+    }
+    if (!node_plugin.fd.valid()) {
+        run.problem("the plugin " + run.subject.line.plugin +
+                        " is not installed in PluginDir on this node",
+                    "install chroot.so (cmake --install, or the slurm-jail .deb)");
+    }
+    if (!run.jail.valid()) {
+        return;
+    }
+    check_plugin_in_jail(run);
+    if (!run.subject.plugstack.empty()) {
+        check_file_for_jobs(run, run.subject.plugstack, "plugstack.conf");
+    }
+    if (run.subject.have_slurm_conf) {
+        for (const auto &script : run.subject.slurm.task_scripts) {
+            check_file_for_jobs(run, script, "TaskProlog/TaskEpilog");
+        }
+    }
+    check_jail_users(run);
+}
+
+} // namespace
+
+std::vector<Finding> inspect(const Subject &subject) {
+    Run run{subject, subject.config, {}, {}};
+    open_jail(run);
+    if (run.jail.valid()) {
+        check_system_paths(run);
+    }
+    check_mount_points(run);
+    check_state(run);
+    if (subject.have_slurm_conf) {
+        for (auto &finding : compare_with_slurm_conf(subject.config, subject.slurm)) {
+            run.findings.push_back(std::move(finding));
+        }
+    }
+    check_for_jobs(run);
+    return run.findings;
+}
+
+} // namespace sjail::check

@@ -1,0 +1,217 @@
+// slurm-jail-check's pure parts: plugstack.conf and slurm.conf reading, the
+// mount points a chroot.so line needs, the fixes, the report.
+#include "finding.hpp"
+#include "plugstack.hpp"
+#include "requirements.hpp"
+#include "slurm_conf.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace sjail::check {
+namespace {
+
+Config config_of(const std::vector<std::string> &args) {
+    const auto parsed = parse_config(args);
+    EXPECT_TRUE(parsed.status.ok()) << parsed.status.message();
+    return parsed.config;
+}
+
+std::vector<std::string> targets(const std::vector<MountPoint> &points) {
+    std::vector<std::string> out;
+    for (const auto &p : points) {
+        out.push_back(p.target);
+    }
+    return out;
+}
+
+TEST(Plugstack, FindsTheChrootLineAmongOthersWithCommentsAndIncludes) {
+    const auto parsed = parse_plugstack("# site plugins\n"
+                                        "optional /usr/lib/x/pyxis.so runtime_path=/run\n"
+                                        "\n"
+                                        "required\tchroot.so  jail=/mnt/jail bind=/opt # shared\n"
+                                        "include plugstack.conf.d/*.conf\n"
+                                        "include /etc/other/*.conf\n",
+                                        "/etc/slurm/plugstack.conf");
+    ASSERT_EQ(parsed.plugins.size(), 2U);
+    EXPECT_FALSE(loads_chroot(parsed.plugins[0]));
+    const PluginLine &line = parsed.plugins[1];
+    EXPECT_TRUE(loads_chroot(line));
+    EXPECT_TRUE(line.required);
+    EXPECT_EQ(line.origin, "/etc/slurm/plugstack.conf:4");
+    EXPECT_EQ(line.args, (std::vector<std::string>{"jail=/mnt/jail", "bind=/opt"}));
+    EXPECT_EQ(parsed.includes, (std::vector<std::string>{"/etc/slurm/plugstack.conf.d/*.conf",
+                                                         "/etc/other/*.conf"}));
+    EXPECT_TRUE(parsed.errors.empty());
+}
+
+TEST(Plugstack, ReportsLinesSlurmIgnores) {
+    const auto parsed = parse_plugstack("needed chroot.so jail=/j\nrequired\n", "/p.conf");
+    EXPECT_TRUE(parsed.plugins.empty());
+    ASSERT_EQ(parsed.errors.size(), 2U);
+    EXPECT_EQ(parsed.errors[0].rfind("/p.conf:1: ", 0), 0U) << parsed.errors[0];
+    EXPECT_EQ(parsed.errors[1].rfind("/p.conf:2: ", 0), 0U) << parsed.errors[1];
+}
+
+TEST(Plugstack, AbsolutePluginPathsAndOptionalLines) {
+    const auto parsed = parse_plugstack("optional /usr/lib/slurm/chroot.so jail=/j\n"
+                                        "required /usr/lib/slurm/notchroot.so\n",
+                                        "/p.conf");
+    ASSERT_EQ(parsed.plugins.size(), 2U);
+    EXPECT_TRUE(loads_chroot(parsed.plugins[0]));
+    EXPECT_FALSE(parsed.plugins[0].required);
+    EXPECT_FALSE(loads_chroot(parsed.plugins[1]));
+}
+
+TEST(Plugstack, CommandLineLineMayLeaveOutRequired) {
+    std::string error;
+    auto line = parse_plugin_line("chroot.so jail=/mnt/jail", error);
+    ASSERT_TRUE(line.has_value()) << error;
+    EXPECT_TRUE(line->required);
+    EXPECT_EQ(line->plugin, "chroot.so");
+    EXPECT_EQ(line->args, std::vector<std::string>{"jail=/mnt/jail"});
+    line = parse_plugin_line("optional chroot.so jail=/j", error);
+    ASSERT_TRUE(line.has_value());
+    EXPECT_FALSE(line->required);
+    EXPECT_FALSE(parse_plugin_line("   ", error).has_value());
+    EXPECT_FALSE(parse_plugin_line("include /x/*.conf", error).has_value());
+    EXPECT_NE(error.find("include"), std::string::npos);
+    EXPECT_FALSE(parse_plugin_line("required", error).has_value());
+}
+
+TEST(SlurmConf, KeysAreCaseInsensitiveAndDefaultsFillIn) {
+    const auto conf = parse_slurm_conf("# comment\n"
+                                       "slurmdspooldir=/var/spool/slurm/d  # node spool\n"
+                                       "SlurmUser=\"slurm\"\n"
+                                       "NodeName=n1 SlurmdSpoolDir=/ignored\n"
+                                       "TaskEpilog=/etc/slurm/epilog\n"
+                                       "Include /etc/slurm/nodes.conf\n");
+    const auto s = slurm_settings(conf, "/etc/slurm/slurm.conf", "/usr/lib/slurm-wlm");
+    EXPECT_EQ(s.spool_dir, "/var/spool/slurm/d");
+    EXPECT_EQ(s.slurm_user, "slurm");
+    EXPECT_EQ(s.plugstack, "/etc/slurm/plugstack.conf");
+    EXPECT_EQ(s.plugin_dirs, std::vector<std::string>{"/usr/lib/slurm-wlm"});
+    EXPECT_EQ(s.task_scripts, std::vector<std::string>{"/etc/slurm/epilog"});
+    EXPECT_EQ(conf.includes, std::vector<std::string>{"/etc/slurm/nodes.conf"});
+
+    const auto empty = slurm_settings(parse_slurm_conf(""), "/opt/slurm/etc/slurm.conf", "/p");
+    EXPECT_EQ(empty.spool_dir, "/var/spool/slurmd");
+    EXPECT_EQ(empty.slurm_user, "root");
+    EXPECT_EQ(empty.plugstack, "/opt/slurm/etc/plugstack.conf");
+}
+
+TEST(SlurmConf, PluginDirIsAColonList) {
+    const auto s = slurm_settings(parse_slurm_conf("PluginDir=/a:/b/\nPlugStackConfig=/x/p.conf"),
+                                  "/etc/slurm/slurm.conf", "/d");
+    EXPECT_EQ(s.plugin_dirs, (std::vector<std::string>{"/a", "/b/"}));
+    EXPECT_EQ(s.plugstack, "/x/p.conf");
+    EXPECT_EQ(plugin_paths("chroot.so", s.plugin_dirs),
+              (std::vector<std::string>{"/a/chroot.so", "/b/chroot.so"}));
+    EXPECT_EQ(plugin_paths("/opt/chroot.so", s.plugin_dirs),
+              std::vector<std::string>{"/opt/chroot.so"});
+}
+
+TEST(Requirements, MountPointsComeFromThePluginsPlan) {
+    const auto config = config_of(
+        {"jail=/mnt/jail", "bind=/data:/scratch:ro", "munge=/run/m2", "spool=/var/spool/s2"});
+    const auto points = plan_mount_points(config);
+    const auto names = targets(points);
+    for (const char *needed : {"/proc", "/dev", "/sys", "/tmp", "/run/m2", "/etc/slurm",
+                               "/var/spool/s2", "/etc/hosts", "/etc/resolv.conf", "/scratch"}) {
+        EXPECT_NE(std::find(names.begin(), names.end(), needed), names.end()) << needed;
+    }
+    const auto scratch = *std::find_if(points.begin(), points.end(),
+                                       [](const MountPoint &p) { return p.target == "/scratch"; });
+    EXPECT_EQ(scratch.source, "/data");
+    EXPECT_EQ(scratch.setting, "bind=");
+    EXPECT_EQ(scratch.type, PointType::LikeSource);
+    EXPECT_EQ(points.front().target, "/proc");
+    EXPECT_EQ(points.front().type, PointType::Directory);
+    EXPECT_TRUE(points.front().source.empty());
+    const auto munge = *std::find_if(points.begin(), points.end(),
+                                     [](const MountPoint &p) { return p.target == "/run/m2"; });
+    EXPECT_EQ(munge.setting, "munge=");
+}
+
+TEST(Requirements, GpuNeedsTheTreeAndTheLoaderCacheAndOptionallyTheDaemons) {
+    DriverPlan plan;
+    plan.tree = "/usr/local/nvidia";
+    plan.binds = {{0, "/usr/local/nvidia/lib64/libcuda.so.580", true, true, ""},
+                  {1, "/run/nvidia-persistenced", false, false, "add the mount point"}};
+    const auto points = gpu_mount_points(plan);
+    ASSERT_EQ(points.size(), 3U);
+    EXPECT_EQ(points[0].target, "/usr/local/nvidia");
+    EXPECT_EQ(points[0].type, PointType::Directory);
+    EXPECT_TRUE(points[0].required);
+    EXPECT_EQ(points[1].target, "/etc/ld.so.cache");
+    EXPECT_EQ(points[1].type, PointType::File);
+    EXPECT_EQ(points[2].target, "/run/nvidia-persistenced");
+    EXPECT_FALSE(points[2].required);
+}
+
+TEST(Requirements, SpoolAndConfDirAreComparedWithSlurmConf) {
+    const auto config = config_of({"jail=/mnt/jail"});
+    auto slurm = slurm_settings(parse_slurm_conf("SlurmdSpoolDir=/var/spool/slurm/d\n"),
+                                "/opt/slurm/slurm.conf", "/p");
+    const auto findings = compare_with_slurm_conf(config, slurm);
+    ASSERT_EQ(findings.size(), 2U);
+    EXPECT_EQ(findings[0].severity, Severity::Problem);
+    EXPECT_NE(findings[0].cause.find("SlurmdSpoolDir=/var/spool/slurm/d"), std::string::npos);
+    EXPECT_EQ(findings[0].fix, "set spool=/var/spool/slurm/d in the chroot.so line");
+    EXPECT_NE(findings[1].cause.find("outside conf_dir=/etc/slurm"), std::string::npos);
+    EXPECT_NE(findings[1].fix.find("conf_dir=/opt/slurm"), std::string::npos);
+
+    slurm = slurm_settings(parse_slurm_conf(""), "/etc/slurm/slurm.conf", "/p");
+    EXPECT_TRUE(compare_with_slurm_conf(config, slurm).empty());
+
+    slurm = slurm_settings(parse_slurm_conf("SlurmdSpoolDir=/var/spool/%n"),
+                           "/etc/slurm/slurm.conf", "/p");
+    const auto per_node = compare_with_slurm_conf(config, slurm);
+    ASSERT_EQ(per_node.size(), 1U);
+    EXPECT_EQ(per_node[0].severity, Severity::Warning);
+}
+
+TEST(Requirements, FixesFollowTheCause) {
+    const MountPoint dir{"/run/munge", PointType::Directory, "/run/munge", "munge=", true};
+    const MountPoint file{"/etc/hosts", PointType::File, "/etc/hosts", "built in", true};
+    EXPECT_EQ(mount_point_fix("/j", dir, "mount point /run/munge is missing inside the jail"),
+              "create it as a root-owned directory: mkdir -p /j/run/munge; chown root:root "
+              "/j/run/munge (images/jail/finalize-rootfs makes every built-in one)");
+    EXPECT_EQ(mount_point_fix("/j", file, "mount point /etc/hosts is missing inside the jail"),
+              "create it as a root-owned file: touch /j/etc/hosts; chown root:root /j/etc/hosts");
+    EXPECT_NE(mount_point_fix("/j", dir, "jail path /run/munge is a symlink; ...").find("symlink"),
+              std::string::npos);
+    EXPECT_NE(mount_point_fix("/j", dir,
+                              "refusing to mount /run/munge through a path users "
+                              "control: ...")
+                  .find("every directory above /j/run/munge"),
+              std::string::npos);
+    EXPECT_NE(node_path_fix(dir, "bind source /run/munge is missing").find("start munged"),
+              std::string::npos);
+    const MountPoint bind{"/scratch", PointType::LikeSource, "/data", "bind=", true};
+    EXPECT_EQ(node_path_fix(bind, "bind source /data is missing on this node"),
+              "create /data on this node, or remove its bind= entry");
+}
+
+TEST(Requirements, PasswdNames) {
+    EXPECT_EQ(passwd_names("root:x:0:0::/root:/bin/sh\n#c:x\nslurm:x:64030:64030::/:/bin/false"),
+              (std::vector<std::string>{"root", "slurm"}));
+}
+
+TEST(Report, OneLinePerFindingAndASummary) {
+    const Finding problem{Severity::Problem, "mount point /x is\nmissing", "mkdir /x"};
+    const Finding warning{Severity::Warning, "no srun", "install slurm-client"};
+    EXPECT_EQ(format_finding(problem), "PROBLEM: mount point /x is missing -- fix: mkdir /x");
+    EXPECT_EQ(format_finding(warning), "WARNING: no srun -- fix: install slurm-client");
+    EXPECT_EQ(summary_line({}), "no problems found");
+    EXPECT_EQ(summary_line({warning}), "no problems found (1 warning)");
+    EXPECT_EQ(summary_line({problem}), "1 problem");
+    EXPECT_EQ(summary_line({problem, problem, warning, warning}), "2 problems, 2 warnings");
+    EXPECT_EQ(exit_status({}), 0);
+    EXPECT_EQ(exit_status({warning}), 0);
+    EXPECT_EQ(exit_status({warning, problem}), 1);
+}
+
+} // namespace
+} // namespace sjail::check
