@@ -179,6 +179,16 @@ OUT
     obj "$R/default.json" Service t-slurm-cluster-controller | jq -e '.spec.clusterIP == "None" and .spec.ports[0].port == 6817' >/dev/null
 }
 
+@test "slurm.conf: the job container jails what slurmd serves itself, unless turned off" {
+    conf=$(cm_data "$R/default.json" t-slurm-cluster-slurm-config slurm.conf)
+    grep -qx 'JobContainerType=job_container/slurm_jail' <<<"$conf"
+    grep -qx 'PrologFlags=Contain' <<<"$conf"
+    render "$BATS_TEST_TMPDIR/x.json" --set slurmConfig.jobContainer=false
+    conf=$(cm_data "$BATS_TEST_TMPDIR/x.json" t-slurm-cluster-slurm-config slurm.conf)
+    run grep -E '^(JobContainerType|PrologFlags)=' <<<"$conf"
+    assert_failure
+}
+
 @test "slurm.conf: extraConfig lines are appended verbatim" {
     conf=$(cm_data "$R/cpu.json" t-slurm-cluster-slurm-config slurm.conf)
     run tail -1 <<<"$conf"
