@@ -83,10 +83,11 @@ volume_of() {
     assert_failure
 }
 
-@test "NCCL check jobs: the jail has the program and the mount point for health.conf; submitted from /tmp" {
+@test "NCCL check jobs: the jail has the program and the mount point for health.conf; output kept in root's home" {
     grep -q '^COPY --from=build /out/usr/sbin/slurm-jail-nccl-check /usr/sbin/slurm-jail-nccl-check$' "$root/images/jail/Containerfile"
     grep -q '/etc/slurm-jail ' "$root/images/jail/finalize-rootfs"
     obj "$R/gpu.json" CronJob t-slurm-cluster-nccl-check | jq -e '.spec.jobTemplate.spec.template.spec.containers[0].workingDir == "/tmp"' >/dev/null
+    obj "$R/gpu.json" CronJob t-slurm-cluster-nccl-check | jq -e '.spec.jobTemplate.spec.template.spec.containers[0].command | index("--sbatch-arg=--output=/root/nccl-check-%N-%j.out") == 2' >/dev/null
 }
 
 # dynamic_conf FILE STATEFULSET: the node-line parameters its pods register with.
