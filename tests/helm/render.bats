@@ -259,7 +259,7 @@ OUT
     jq -e '.spec.schedule == "30 2 * * 6"' <<<"$cj" >/dev/null
     jq -e '.spec.suspend == false and .spec.concurrencyPolicy == "Forbid"' <<<"$cj" >/dev/null
     jq -e '.spec.jobTemplate.spec.activeDeadlineSeconds == 10800' <<<"$cj" >/dev/null
-    jq -e '.spec.jobTemplate.spec.template.spec.containers[0].command == ["/opt/slurm-jail-chart/with-munge", "/usr/sbin/slurm-jail-nccl-submit"]' <<<"$cj" >/dev/null
+    jq -e '.spec.jobTemplate.spec.template.spec.containers[0].command == ["/opt/slurm-jail-chart/with-munge", "/usr/sbin/slurm-jail-nccl-submit", "--sbatch-arg=--output=/root/nccl-check-%N-%j.out"]' <<<"$cj" >/dev/null
     jq -e '.spec.jobTemplate.spec.template.spec.containers[0].volumeMounts | any(.mountPath == "/etc/slurm-jail" and .name == "health-config")' <<<"$cj" >/dev/null
     render "$BATS_TEST_TMPDIR/s.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.nccl.suspend=true --set-string healthChecks.nccl.schedule="@daily"
     obj "$BATS_TEST_TMPDIR/s.json" CronJob t-slurm-cluster-nccl-check | jq -e '.spec.suspend == true and .spec.schedule == "@daily"' >/dev/null
