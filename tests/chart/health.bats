@@ -198,8 +198,8 @@ wait_for_job() {
     job=$(grep -oE "^$gpu_node: Submitted batch job [0-9]+" <<<"$output" | grep -oE '[0-9]+$')
     run wait_for_job "$job"
     assert_output 'COMPLETED 0:0 '
-    # its output went to the node's own /tmp (the CronJob submits from /tmp)
-    run cat "$KR_STATE/pods/$gpu_node/volumes/node-tmp/slurm-$job.out"
+    # its output went to root's home in the jail (the job's own /tmp went with it)
+    run cat "$KR_STATE/volumes/t-slurm-cluster-jail/root/nccl-check-$gpu_node-$job.out"
     assert_output --partial '234.7'
     run ctl scontrol show job "$job"
     assert_output --partial 'OverSubscribe=NO' # --exclusive

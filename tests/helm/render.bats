@@ -83,10 +83,11 @@ volume_of() {
     assert_failure
 }
 
-@test "NCCL check jobs: the jail has the program and the mount point for health.conf; submitted from /tmp" {
+@test "NCCL check jobs: the jail has the program and the mount point for health.conf; output kept in root's home" {
     grep -q '^COPY --from=build /out/usr/sbin/slurm-jail-nccl-check /usr/sbin/slurm-jail-nccl-check$' "$root/images/jail/Containerfile"
     grep -q '/etc/slurm-jail ' "$root/images/jail/finalize-rootfs"
     obj "$R/gpu.json" CronJob t-slurm-cluster-nccl-check | jq -e '.spec.jobTemplate.spec.template.spec.containers[0].workingDir == "/tmp"' >/dev/null
+    obj "$R/gpu.json" CronJob t-slurm-cluster-nccl-check | jq -e '.spec.jobTemplate.spec.template.spec.containers[0].command | index("--sbatch-arg=--output=/root/nccl-check-%N-%j.out") == 2' >/dev/null
 }
 
 # dynamic_conf FILE STATEFULSET: the node-line parameters its pods register with.
@@ -179,6 +180,16 @@ OUT
     obj "$R/default.json" Service t-slurm-cluster-controller | jq -e '.spec.clusterIP == "None" and .spec.ports[0].port == 6817' >/dev/null
 }
 
+@test "slurm.conf: the job container jails what slurmd serves itself, unless turned off" {
+    conf=$(cm_data "$R/default.json" t-slurm-cluster-slurm-config slurm.conf)
+    grep -qx 'JobContainerType=job_container/slurm_jail' <<<"$conf"
+    grep -qx 'PrologFlags=Contain' <<<"$conf"
+    render "$BATS_TEST_TMPDIR/x.json" --set slurmConfig.jobContainer=false
+    conf=$(cm_data "$BATS_TEST_TMPDIR/x.json" t-slurm-cluster-slurm-config slurm.conf)
+    run grep -E '^(JobContainerType|PrologFlags)=' <<<"$conf"
+    assert_failure
+}
+
 @test "slurm.conf: extraConfig lines are appended verbatim" {
     conf=$(cm_data "$R/cpu.json" t-slurm-cluster-slurm-config slurm.conf)
     run tail -1 <<<"$conf"
@@ -248,7 +259,7 @@ OUT
     jq -e '.spec.schedule == "30 2 * * 6"' <<<"$cj" >/dev/null
     jq -e '.spec.suspend == false and .spec.concurrencyPolicy == "Forbid"' <<<"$cj" >/dev/null
     jq -e '.spec.jobTemplate.spec.activeDeadlineSeconds == 10800' <<<"$cj" >/dev/null
-    jq -e '.spec.jobTemplate.spec.template.spec.containers[0].command == ["/opt/slurm-jail-chart/with-munge", "/usr/sbin/slurm-jail-nccl-submit"]' <<<"$cj" >/dev/null
+    jq -e '.spec.jobTemplate.spec.template.spec.containers[0].command == ["/opt/slurm-jail-chart/with-munge", "/usr/sbin/slurm-jail-nccl-submit", "--sbatch-arg=--output=/root/nccl-check-%N-%j.out"]' <<<"$cj" >/dev/null
     jq -e '.spec.jobTemplate.spec.template.spec.containers[0].volumeMounts | any(.mountPath == "/etc/slurm-jail" and .name == "health-config")' <<<"$cj" >/dev/null
     render "$BATS_TEST_TMPDIR/s.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.nccl.suspend=true --set-string healthChecks.nccl.schedule="@daily"
     obj "$BATS_TEST_TMPDIR/s.json" CronJob t-slurm-cluster-nccl-check | jq -e '.spec.suspend == true and .spec.schedule == "@daily"' >/dev/null
