@@ -5,12 +5,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <sched.h>
 #include <stdexcept>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -58,19 +54,6 @@ void walk(const std::string &path, dev_t dev, std::map<std::string, std::string>
 }
 
 } // namespace
-
-std::string private_mnt() {
-    if (::unshare(CLONE_NEWNS) != 0) {
-        return std::string("unshare: ") + std::strerror(errno);
-    }
-    if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
-        return std::string("make-rslave /: ") + std::strerror(errno);
-    }
-    if (::mount("gpu-sandbox", "/mnt", "tmpfs", 0, "mode=0755") != 0) {
-        return std::string("tmpfs on /mnt: ") + std::strerror(errno);
-    }
-    return "";
-}
 
 void make_node_root(const std::string &root) {
     fixture::install_host_libc(root + "/usr/lib/x86_64-linux-gnu");
@@ -138,44 +121,6 @@ void ready_jail(const std::string &jail) {
     if (fixture::run({"/sbin/ldconfig", "-r", jail}, &out) != 0) { // the jail's own cache
         throw std::runtime_error("ldconfig over the jail: " + out);
     }
-}
-
-int run_in_root(const std::string &root, const std::vector<std::string> &argv,
-                std::string &output) {
-    int fds[2];
-    if (::pipe(fds) != 0) {
-        throw std::runtime_error("pipe failed");
-    }
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        ::dup2(fds[1], 1);
-        ::dup2(fds[1], 2);
-        ::close(fds[0]);
-        ::close(fds[1]);
-        if (::chroot(root.c_str()) != 0 || ::chdir("/") != 0) {
-            ::_exit(126);
-        }
-        std::vector<char *> args;
-        for (const auto &a : argv) {
-            args.push_back(const_cast<char *>(a.c_str()));
-        }
-        args.push_back(nullptr);
-        char path[] = "PATH=/usr/local/bin:/usr/bin:/bin";
-        char *env[] = {path, nullptr};
-        ::execve(args[0], args.data(), env);
-        ::_exit(127);
-    }
-    ::close(fds[1]);
-    output.clear();
-    char buf[4096];
-    ssize_t n = 0;
-    while ((n = ::read(fds[0], buf, sizeof(buf))) > 0) {
-        output.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
 std::map<std::string, std::string> snapshot(const std::string &dir) {
