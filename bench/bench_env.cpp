@@ -275,9 +275,12 @@ std::string stamp_sample(const JailConfig &jc, std::vector<std::int64_t> &values
             if (!s.ok()) {
                 return "current_stamp: " + s.message();
             }
-            // Every bind source of the plan was identified.
-            const auto sources =
-                static_cast<std::size_t>(std::count(stamp.begin(), stamp.end(), '\n') - 3);
+            // Every bind source of the plan was identified (one "source" line each).
+            std::size_t sources = 0;
+            for (std::size_t at = 0; (at = stamp.find("\nsource ", at)) != std::string::npos;
+                 ++at) {
+                ++sources;
+            }
             if (sources + 1 != jc.plan.size()) { // the fresh /proc has no source
                 return "the stamp names " + std::to_string(sources) + " sources, the plan has " +
                        std::to_string(jc.plan.size() - 1);
