@@ -8,6 +8,7 @@
 #include "kit/node.hpp"
 #include "mount_plan.hpp"
 #include "node_namespace.hpp"
+#include "node_stamp_sys.hpp"
 #include "step_decision.hpp"
 #include "step_entry.hpp"
 

@@ -35,7 +35,4 @@ void forget_node_namespace(const Config &config);
 // (slurmd shutdown). Running steps keep their namespace.
 Status release_node_namespace(const Config &config);
 
-// The stamp a namespace built now would have (benchmarks measure its cost).
-Status current_stamp(const Config &config, std::string &stamp, FileId &jail);
-
 } // namespace sjail

@@ -6,6 +6,7 @@
 #include "node_state.hpp"
 #include "ns_bind.hpp"
 #include "sandbox.hpp"
+#include "small_file.hpp"
 #include "step_entry.hpp"
 
 #include <chrono>

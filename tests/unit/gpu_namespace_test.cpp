@@ -10,6 +10,7 @@
 #include "node_namespace.hpp"
 #include "node_state.hpp"
 #include "sandbox.hpp"
+#include "small_file.hpp"
 #include "step_entry.hpp"
 
 #include <fcntl.h>
