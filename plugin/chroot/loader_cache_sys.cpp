@@ -30,9 +30,10 @@
 namespace sjail {
 namespace {
 
-// ldconfig's built-in directories on Debian x86-64 (SLIBDIR, LIBDIR, and the
-// generic ones it always adds), scanned after the configured ones.
-constexpr const char *kBuiltinDirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+// ldconfig's built-in directories on Debian (SLIBDIR and LIBDIR, the
+// multiarch ones, and the generic ones it always adds), scanned after the
+// configured ones.
+constexpr const char *kBuiltinDirs[] = {"/lib/" SJAIL_MULTIARCH, "/usr/lib/" SJAIL_MULTIARCH,
                                         "/lib", "/usr/lib"};
 constexpr int kMaxIncludeDepth = 16;
 constexpr std::size_t kMaxOutput = 16384;

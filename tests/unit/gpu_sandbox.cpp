@@ -23,6 +23,14 @@ void link_to(const std::string &target, const std::string &link) {
     fs::create_symlink(target, link);
 }
 
+// Debian's ld.so.conf.d/MULTIARCH.conf, as libc6 installs it.
+void write_multiarch_conf(const std::string &root) {
+    const std::string arch = SJAIL_MULTIARCH;
+    fixture::write_text(root + "/etc/ld.so.conf.d/" + arch + ".conf",
+                        "# Multiarch support\n/usr/local/lib/" + arch + "\n/lib/" + arch +
+                            "\n/usr/lib/" + arch + "\n");
+}
+
 std::string stat_text(const struct stat &st) {
     return std::to_string(st.st_mode) + " " + std::to_string(st.st_uid) + ":" +
            std::to_string(st.st_gid) + " size=" + std::to_string(st.st_size) +
@@ -56,14 +64,12 @@ void walk(const std::string &path, dev_t dev, std::map<std::string, std::string>
 } // namespace
 
 void make_node_root(const std::string &root) {
-    fixture::install_host_libc(root + "/usr/lib/x86_64-linux-gnu");
+    fixture::install_host_libc(root + fixture::kMultiarchLib);
     link_to("usr/lib", root + "/lib");
     fixture::make_dirs(root + "/usr/bin");
     fixture::make_dirs(root + "/etc/ld.so.conf.d");
     fixture::write_text(root + "/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
-    fixture::write_text(root + "/etc/ld.so.conf.d/x86_64-linux-gnu.conf",
-                        "# Multiarch support\n/usr/local/lib/x86_64-linux-gnu\n"
-                        "/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n");
+    write_multiarch_conf(root);
     refresh_cache(root);
 }
 
@@ -77,13 +83,13 @@ void refresh_cache(const std::string &root) {
 }
 
 void install_driver_in_root(const std::string &root, const std::string &version) {
-    fixture::install_fake_libs(version, root + "/usr/lib/x86_64-linux-gnu");
+    fixture::install_fake_libs(version, root + fixture::kMultiarchLib);
     copy_to(fixture::fake_driver_dir(version) + "/bin/nvidia-smi", root + "/usr/bin/nvidia-smi");
     refresh_cache(root);
 }
 
 void remove_driver_from_root(const std::string &root) {
-    for (const auto &dir : {root + "/usr/lib/x86_64-linux-gnu", root + "/usr/bin"}) {
+    for (const auto &dir : {root + fixture::kMultiarchLib, root + "/usr/bin"}) {
         for (const auto &e : fs::directory_iterator(dir)) {
             const std::string name = e.path().filename().string();
             if (name.rfind("libcuda", 0) == 0 || name.rfind("libnvidia-", 0) == 0 ||
@@ -100,14 +106,12 @@ void make_toolkit_root(const std::string &dir, const std::string &version) {
 }
 
 void ready_jail(const std::string &jail) {
-    fixture::install_host_libc(jail + "/usr/lib/x86_64-linux-gnu");
+    fixture::install_host_libc(jail + fixture::kMultiarchLib);
     link_to("usr/lib", jail + "/lib");
-    link_to("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", jail + "/lib64/ld-linux-x86-64.so.2");
+    link_to(fixture::kMultiarchLib + "/ld-linux-x86-64.so.2", jail + "/lib64/ld-linux-x86-64.so.2");
     fixture::make_dirs(jail + "/etc/ld.so.conf.d");
     fixture::write_text(jail + "/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
-    fixture::write_text(jail + "/etc/ld.so.conf.d/x86_64-linux-gnu.conf",
-                        "# Multiarch support\n/usr/local/lib/x86_64-linux-gnu\n"
-                        "/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n");
+    write_multiarch_conf(jail);
     fixture::make_dirs(jail + "/var/cache/ldconfig");
     fs::permissions(jail + "/var/cache/ldconfig", fs::perms::owner_all);
     fixture::make_dirs(jail + "/usr/local/nvidia");

@@ -73,10 +73,10 @@ void install_fake_libs(const std::string &version, const std::string &dir) {
 
 void install_host_libc(const std::string &lib_dir) {
     make_dirs(lib_dir);
-    fs::copy_file("/usr/lib/x86_64-linux-gnu/libc.so.6", lib_dir + "/libc.so.6",
+    fs::copy_file(kMultiarchLib + "/libc.so.6", lib_dir + "/libc.so.6",
                   fs::copy_options::overwrite_existing);
-    fs::copy_file("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
-                  lib_dir + "/ld-linux-x86-64.so.2", fs::copy_options::overwrite_existing);
+    fs::copy_file(kMultiarchLib + "/ld-linux-x86-64.so.2", lib_dir + "/ld-linux-x86-64.so.2",
+                  fs::copy_options::overwrite_existing);
 }
 
 int run(const std::vector<std::string> &argv, std::string *output, const std::string &root) {

@@ -31,6 +31,9 @@ void install_fake_libs(const std::string &version, const std::string &dir);
 std::string fake_driver_dir(const std::string &version);
 std::string probe_path(const std::string &name);
 
+// The multiarch library directory, as on the host ("/usr/lib/x86_64-linux-gnu").
+inline const std::string kMultiarchLib = std::string("/usr/lib/") + SJAIL_MULTIARCH;
+
 // Copies the host's libc (and the loader) into `lib_dir`.
 void install_host_libc(const std::string &lib_dir);
 
