@@ -42,10 +42,13 @@ std::string read_file(const std::string &path) {
     return ss.str();
 }
 
-bool write_all(int fd, const void *data, std::size_t size) {
-    const auto *p = static_cast<const char *>(data);
+namespace {
+
+// Moves exactly `size` bytes with `io` (::read or ::write), retrying on EINTR
+// and short counts.
+template <typename Io, typename Byte> bool transfer_all(Io io, int fd, Byte *p, std::size_t size) {
     while (size > 0) {
-        const ssize_t n = ::write(fd, p, size);
+        const ssize_t n = io(fd, p, size);
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -58,20 +61,14 @@ bool write_all(int fd, const void *data, std::size_t size) {
     return true;
 }
 
+} // namespace
+
+bool write_all(int fd, const void *data, std::size_t size) {
+    return transfer_all(::write, fd, static_cast<const char *>(data), size);
+}
+
 bool read_all(int fd, void *data, std::size_t size) {
-    auto *p = static_cast<char *>(data);
-    while (size > 0) {
-        const ssize_t n = ::read(fd, p, size);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        p += n;
-        size -= static_cast<std::size_t>(n);
-    }
-    return true;
+    return transfer_all(::read, fd, static_cast<char *>(data), size);
 }
 
 std::string read_to_end(int fd) {
