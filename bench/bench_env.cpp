@@ -2,8 +2,13 @@
 
 #include "config.hpp"
 #include "jail_view.hpp"
+#include "kit/child.hpp"
+#include "kit/files.hpp"
+#include "kit/jail_skeleton.hpp"
+#include "kit/node.hpp"
 #include "mount_plan.hpp"
 #include "node_namespace.hpp"
+#include "node_stamp_sys.hpp"
 #include "step_decision.hpp"
 #include "step_entry.hpp"
 
@@ -13,7 +18,6 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
-#include <fcntl.h>
 #include <fstream>
 #include <sched.h>
 #include <sys/mount.h>
@@ -31,95 +35,10 @@ namespace {
 constexpr const char *kBase = "/mnt";
 constexpr const char *kRelease = "JAIL-BENCH\n";
 
-std::string sys_error(const std::string &what) {
-    return what + ": " + std::strerror(errno);
-}
-
 std::int64_t now_ns() {
     timespec ts{};
     ::clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-bool write_full(int fd, const void *data, std::size_t size) {
-    const auto *p = static_cast<const char *>(data);
-    while (size > 0) {
-        const ssize_t n = ::write(fd, p, size);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        p += n;
-        size -= static_cast<std::size_t>(n);
-    }
-    return true;
-}
-
-bool read_full(int fd, void *data, std::size_t size) {
-    auto *p = static_cast<char *>(data);
-    while (size > 0) {
-        const ssize_t n = ::read(fd, p, size);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        p += n;
-        size -= static_cast<std::size_t>(n);
-    }
-    return true;
-}
-
-std::string read_to_end(int fd) {
-    std::string text;
-    char buf[512];
-    ssize_t n = 0;
-    while ((n = ::read(fd, buf, sizeof(buf))) != 0) {
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            break;
-        }
-        text.append(buf, static_cast<std::size_t>(n));
-    }
-    return text;
-}
-
-std::string mkdir_p(const std::string &path, mode_t mode) {
-    std::string sofar;
-    std::size_t pos = 1;
-    while (pos <= path.size()) {
-        const std::size_t next = std::min(path.find('/', pos), path.size());
-        sofar = path.substr(0, next);
-        if (::mkdir(sofar.c_str(), 0755) != 0 && errno != EEXIST) {
-            return sys_error("mkdir " + sofar);
-        }
-        pos = next + 1;
-    }
-    if (::chmod(path.c_str(), mode) != 0) {
-        return sys_error("chmod " + path);
-    }
-    return "";
-}
-
-std::string write_file(const std::string &path, const std::string &text) {
-    std::ofstream out(path);
-    out << text;
-    return out ? "" : "cannot write " + path;
-}
-
-int count_mounts() {
-    std::ifstream in("/proc/self/mountinfo");
-    std::string line;
-    int n = 0;
-    while (std::getline(in, line)) {
-        ++n;
-    }
-    return n;
 }
 
 struct JailConfig {
@@ -132,37 +51,6 @@ const std::string base = kBase;
 const std::string jail_dir = base + "/jail";
 const std::string node_dir = base + "/node";
 const std::string host_mounts_dir = base + "/hostmounts";
-
-std::string make_layout(int max_binds) {
-    for (const std::string dir : {"/proc", "/dev", "/sys", "/etc", "/home", "/mnt/node/munge",
-                                  "/mnt/node/conf", "/mnt/node/spool"}) {
-        if (auto e = mkdir_p(jail_dir + dir, 0755); !e.empty()) {
-            return e;
-        }
-    }
-    if (auto e = mkdir_p(jail_dir + "/tmp", 01777); !e.empty()) {
-        return e;
-    }
-    for (const std::string dir : {"/munge", "/conf", "/spool", "/binds"}) {
-        if (auto e = mkdir_p(node_dir + dir, 0755); !e.empty()) {
-            return e;
-        }
-    }
-    for (int i = 0; i < max_binds; ++i) {
-        const std::string name = "/b" + std::to_string(i);
-        if (auto e = mkdir_p(jail_dir + "/opt" + name, 0755); !e.empty()) {
-            return e;
-        }
-        if (auto e = mkdir_p(node_dir + "/binds" + name, 0755); !e.empty()) {
-            return e;
-        }
-    }
-    std::string e = write_file(jail_dir + "/etc/slurm-jail-release", kRelease);
-    e += write_file(jail_dir + "/etc/hosts", "");
-    e += write_file(jail_dir + "/etc/resolv.conf", "");
-    e += write_file(node_dir + "/conf/slurm.conf", "ClusterName=bench\n");
-    return e;
-}
 
 std::string make_config(int binds, JailConfig &out) {
     std::vector<std::string> args = {"jail=" + jail_dir,
@@ -187,19 +75,44 @@ std::string make_config(int binds, JailConfig &out) {
     return "";
 }
 
+// The node's directories and a jail skeleton with the mount points of the
+// widest config's plan.
+std::string make_layout(int max_binds) {
+    for (const std::string dir : {"/munge", "/conf", "/spool", "/binds"}) {
+        if (auto e = kit::mkdir_p(node_dir + dir, 0755); !e.empty()) {
+            return e;
+        }
+    }
+    for (int i = 0; i < max_binds; ++i) {
+        const std::string name = node_dir + "/binds/b" + std::to_string(i);
+        if (auto e = kit::mkdir_p(name, 0755); !e.empty()) {
+            return e;
+        }
+    }
+    if (auto e = kit::write_file(node_dir + "/conf/slurm.conf", "ClusterName=bench\n");
+        !e.empty()) {
+        return e;
+    }
+    JailConfig widest;
+    if (auto e = make_config(max_binds, widest); !e.empty()) {
+        return e;
+    }
+    return kit::make_jail_skeleton(jail_dir, widest.plan, kRelease);
+}
+
 // Small tmpfs mounts, as autofs/Lustre/overlay mounts would be on a real node.
 std::string add_host_mounts(int count) {
-    if (auto e = mkdir_p(host_mounts_dir, 0755); !e.empty()) {
+    if (auto e = kit::mkdir_p(host_mounts_dir, 0755); !e.empty()) {
         return e;
     }
     for (int i = 0; i < count; ++i) {
         const std::string dir = host_mounts_dir + "/m" + std::to_string(i);
         if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-            return sys_error("mkdir " + dir);
+            return kit::errno_text("mkdir " + dir);
         }
         if (::mount("sjail-bench-host", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
                     "size=4k,nr_inodes=16,mode=0755") != 0) {
-            return sys_error("mount tmpfs on " + dir);
+            return kit::errno_text("mount tmpfs on " + dir);
         }
     }
     return "";
@@ -207,21 +120,15 @@ std::string add_host_mounts(int count) {
 
 std::string setup(int host_mounts, const std::vector<int> &binds, std::vector<JailConfig> &out,
                   int &actual) {
-    if (::unshare(CLONE_NEWNS) != 0) {
-        return sys_error("unshare(CLONE_NEWNS) (the benchmark needs root)");
-    }
     // Private: nothing mounted here reaches the host, and nothing the host
     // mounts meanwhile changes the node's mount count.
-    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-        return sys_error("make / rprivate");
-    }
-    if (::mount("sjail-bench", kBase, "tmpfs", 0, "mode=0755") != 0) {
-        return sys_error(std::string("tmpfs on ") + kBase);
+    if (auto e = kit::private_node_namespace("sjail-bench", kit::HostMounts::Private); !e.empty()) {
+        return e;
     }
     // Shared, as mounts are on systemd hosts, so the copies a builder makes
     // join peer groups just as they would on a real node.
     if (::mount(nullptr, kBase, nullptr, MS_SHARED, nullptr) != 0) {
-        return sys_error(std::string("make ") + kBase + " shared");
+        return kit::errno_text(std::string("make ") + kBase + " shared");
     }
     const int max_binds = binds.empty() ? 0 : *std::max_element(binds.begin(), binds.end());
     if (auto e = make_layout(max_binds); !e.empty()) {
@@ -229,7 +136,8 @@ std::string setup(int host_mounts, const std::vector<int> &binds, std::vector<Ja
     }
     // Each prepared config adds two mounts: its state directory's self-bind
     // and the nsfs bind that keeps its namespace.
-    const int missing = host_mounts - count_mounts() - 2 * static_cast<int>(binds.size());
+    const int missing = host_mounts - static_cast<int>(kit::mount_points().size()) -
+                        2 * static_cast<int>(binds.size());
     if (auto e = add_host_mounts(std::max(missing, 0)); !e.empty()) {
         return e;
     }
@@ -244,7 +152,7 @@ std::string setup(int host_mounts, const std::vector<int> &binds, std::vector<Ja
         }
         out.push_back(std::move(jc));
     }
-    actual = count_mounts();
+    actual = static_cast<int>(kit::mount_points().size());
     return "";
 }
 
@@ -262,15 +170,9 @@ std::string check_inside_jail() {
     return "";
 }
 
-// Runs `body` in a forked child that writes 'K' + values or 'E' + a message.
+// Runs `body` in a forked child that sends 'K' + values or 'E' + a message.
 template <typename Body> std::string in_child(Body body, std::vector<std::int64_t> &values) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-        return sys_error("pipe");
-    }
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        ::close(fds[0]);
+    const kit::ChildReport report = kit::run_child([&body]() -> std::string {
         std::vector<std::int64_t> got;
         std::string error;
         try {
@@ -278,26 +180,15 @@ template <typename Body> std::string in_child(Body body, std::vector<std::int64_
         } catch (const std::exception &ex) {
             error = ex.what();
         }
-        std::string msg = error.empty() ? "K" : "E" + error;
-        if (error.empty()) {
-            msg.append(reinterpret_cast<const char *>(got.data()),
-                       got.size() * sizeof(std::int64_t));
+        if (!error.empty()) {
+            return "E" + error;
         }
-        (void)write_full(fds[1], msg.data(), msg.size());
-        ::_exit(0);
-    }
-    ::close(fds[1]);
-    if (pid < 0) {
-        ::close(fds[0]);
-        return sys_error("fork");
-    }
-    const std::string msg = read_to_end(fds[0]);
-    ::close(fds[0]);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+        return "K" + std::string(reinterpret_cast<const char *>(got.data()),
+                                 got.size() * sizeof(std::int64_t));
+    });
+    const std::string &msg = report.text;
     if (msg.empty() || (msg[0] != 'K' && msg[0] != 'E')) {
-        return "sample child died (wait status " + std::to_string(status) + ")";
+        return "sample child died (wait status " + std::to_string(report.wait_status) + ")";
     }
     if (msg[0] == 'E') {
         return msg.substr(1);
@@ -355,7 +246,7 @@ std::string fresh_sample(const JailConfig &jc, std::vector<std::int64_t> &values
         [&jc](std::vector<std::int64_t> &got) -> std::string {
             const std::int64_t t0 = now_ns();
             if (::unshare(CLONE_NEWNS) != 0) {
-                return sys_error("unshare");
+                return kit::errno_text("unshare");
             }
             sjail::FileId root;
             const sjail::Status built = sjail::build_jail_view(jc.config, jc.plan, root);
@@ -385,9 +276,12 @@ std::string stamp_sample(const JailConfig &jc, std::vector<std::int64_t> &values
             if (!s.ok()) {
                 return "current_stamp: " + s.message();
             }
-            // Every bind source of the plan was identified.
-            const auto sources =
-                static_cast<std::size_t>(std::count(stamp.begin(), stamp.end(), '\n') - 3);
+            // Every bind source of the plan was identified (one "source" line each).
+            std::size_t sources = 0;
+            for (std::size_t at = 0; (at = stamp.find("\nsource ", at)) != std::string::npos;
+                 ++at) {
+                ++sources;
+            }
             if (sources + 1 != jc.plan.size()) { // the fresh /proc has no source
                 return "the stamp names " + std::to_string(sources) + " sources, the plan has " +
                        std::to_string(jc.plan.size() - 1);
@@ -402,7 +296,7 @@ std::string stamp_sample(const JailConfig &jc, std::vector<std::int64_t> &values
 std::string build_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
     const std::string stamp = jc.config.state_dir + "/stamp";
     if (::unlink(stamp.c_str()) != 0) {
-        return sys_error("unlink " + stamp);
+        return kit::errno_text("unlink " + stamp);
     }
     sjail::NodeNamespace ns;
     const std::int64_t t0 = now_ns();
@@ -424,21 +318,21 @@ struct Request {
 bool send_reply(int sock, const std::string &error, const std::vector<std::int64_t> &values) {
     const std::array<std::uint32_t, 2> head = {static_cast<std::uint32_t>(error.size()),
                                                static_cast<std::uint32_t>(values.size())};
-    return write_full(sock, head.data(), sizeof(head)) &&
-           write_full(sock, error.data(), error.size()) &&
-           write_full(sock, values.data(), values.size() * sizeof(std::int64_t));
+    return kit::write_all(sock, head.data(), sizeof(head)) &&
+           kit::write_all(sock, error.data(), error.size()) &&
+           kit::write_all(sock, values.data(), values.size() * sizeof(std::int64_t));
 }
 
 bool read_reply(int sock, std::string &error, std::vector<std::int64_t> &values) {
     std::array<std::uint32_t, 2> head{};
-    if (!read_full(sock, head.data(), sizeof(head))) {
+    if (!kit::read_all(sock, head.data(), sizeof(head))) {
         return false;
     }
     error.assign(head[0], '\0');
     const std::size_t old = values.size();
     values.resize(old + head[1]);
-    return read_full(sock, error.data(), error.size()) &&
-           read_full(sock, values.data() + old, head[1] * sizeof(std::int64_t));
+    return kit::read_all(sock, error.data(), error.size()) &&
+           kit::read_all(sock, values.data() + old, head[1] * sizeof(std::int64_t));
 }
 
 [[noreturn]] void serve(int sock, int host_mounts, const std::vector<int> &binds) {
@@ -449,7 +343,7 @@ bool read_reply(int sock, std::string &error, std::vector<std::int64_t> &values)
         ::_exit(1);
     }
     Request req;
-    while (read_full(sock, &req, sizeof(req))) {
+    while (kit::read_all(sock, &req, sizeof(req))) {
         std::vector<std::int64_t> values;
         error.clear();
         const auto jc = std::find_if(configs.begin(), configs.end(), [&req](const JailConfig &c) {
@@ -490,7 +384,7 @@ std::unique_ptr<Env> Env::start(int host_mounts, const std::vector<int> &binds,
                                 std::string &error) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        error = sys_error("socketpair");
+        error = kit::errno_text("socketpair");
         return nullptr;
     }
     const pid_t parent = ::getpid();
@@ -510,7 +404,7 @@ std::unique_ptr<Env> Env::start(int host_mounts, const std::vector<int> &binds,
     ::close(sv[1]);
     if (pid < 0) {
         ::close(sv[0]);
-        error = sys_error("fork");
+        error = kit::errno_text("fork");
         return nullptr;
     }
     std::unique_ptr<Env> env(new Env(pid, sv[0]));
@@ -537,7 +431,7 @@ Env::~Env() {
 
 std::string Env::run(Op op, int binds, std::uint32_t count, std::vector<std::int64_t> &values) {
     const Request req{static_cast<std::uint32_t>(op), static_cast<std::uint32_t>(binds), count};
-    if (!write_full(sock_, &req, sizeof(req))) {
+    if (!kit::write_all(sock_, &req, sizeof(req))) {
         return "the benchmark node process is gone";
     }
     std::string error;

@@ -215,7 +215,7 @@ int run(int argc, char **argv) {
                                      {"ratio", mlo > 0 ? mhi / mlo : 0.0}});
         }
     }
-    // The targets, at 10 binds, 50 against 5000 host mounts.
+    // The targets (bench/README.md), at 10 binds, 50 against 5000 host mounts.
     out["targets"] = json::array();
     const auto median_of = [&data](int m, int b, std::vector<std::int64_t> Samples::*field) {
         const auto it = data.find({m, b});

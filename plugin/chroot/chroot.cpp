@@ -41,6 +41,7 @@ SPANK_PLUGIN(chroot, 1)
 #include "dead_end.hpp"
 #include "job_namespace.hpp"
 #include "node_namespace.hpp"
+#include "node_stamp_sys.hpp"
 #include "path_rules.hpp"
 #include "step_decision.hpp"
 #include "step_entry.hpp"

@@ -3,6 +3,7 @@
 #include "ld_cache.hpp"
 #include "path_rules.hpp"
 #include "safe_open.hpp"
+#include "small_file.hpp"
 #include "trusted_path.hpp"
 
 #include <algorithm>
@@ -19,10 +20,6 @@
 
 namespace sjail {
 namespace {
-
-std::string sys_error(const std::string &what) {
-    return what + ": " + std::strerror(errno);
-}
 
 // `path` (absolute) as seen from the root `root` on the node.
 std::string under(const std::string &root, std::string_view path) {
@@ -141,7 +138,7 @@ Status listed_candidates(Root &root, std::vector<LibraryName> &candidates) {
             if (fd >= 0) {
                 ::close(fd);
             }
-            return Status::failure(sys_error("list " + dir->shown));
+            return Status::from_errno("list " + dir->shown);
         }
         std::vector<std::string> names;
         while (const dirent *e = ::readdir(listing)) {
@@ -390,12 +387,12 @@ Status mount_tmpfs(int target, Fd &mnt) {
     if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
         ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", "1m", 0) != 0 ||
         ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
-        return Status::failure(sys_error("creating a tmpfs for the driver tree"));
+        return Status::from_errno("creating a tmpfs for the driver tree");
     }
     mnt.reset(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
     if (!mnt.valid() || ::move_mount(mnt.get(), "", target, "",
                                      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
-        return Status::failure(sys_error("mounting the driver tree"));
+        return Status::from_errno("mounting the driver tree");
     }
     return {};
 }
@@ -404,16 +401,16 @@ Status mount_tmpfs(int target, Fd &mnt) {
 Status bind_fd(int source, int target, bool read_only, const std::string &shown) {
     Fd tree(::open_tree(source, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
     if (!tree.valid()) {
-        return Status::failure(sys_error("cloning " + shown));
+        return Status::from_errno("cloning " + shown);
     }
     mount_attr attr{};
     attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (read_only ? MOUNT_ATTR_RDONLY : 0U);
     if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
-        return Status::failure(sys_error("setting mount options on " + shown));
+        return Status::from_errno("setting mount options on " + shown);
     }
     if (::move_mount(tree.get(), "", target, "",
                      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
-        return Status::failure(sys_error("binding " + shown));
+        return Status::from_errno("binding " + shown);
     }
     return {};
 }
@@ -430,7 +427,7 @@ Status source_fd(const NodeDriver &driver, std::size_t i, Fd &reopened, int &fd)
         return {};
     }
     if (errno != EINVAL) {
-        return Status::failure(sys_error("cloning " + file.node_path));
+        return Status::from_errno("cloning " + file.node_path);
     }
     TrustedOpen opened;
     const auto kind =
@@ -467,12 +464,12 @@ std::string in_tree(const DriverPlan &plan, const std::string &path) {
 Status fill_tree(int tree, const DriverPlan &plan, const NodeDriver &driver) {
     for (const auto &dir : plan.directories) {
         if (::mkdirat(tree, in_tree(plan, dir).c_str(), 0755) != 0) {
-            return Status::failure(sys_error("mkdir " + dir + " in the driver tree"));
+            return Status::from_errno("mkdir " + dir + " in the driver tree");
         }
     }
     for (const auto &link : plan.links) {
         if (::symlinkat(link.target.c_str(), tree, in_tree(plan, link.path).c_str()) != 0) {
-            return Status::failure(sys_error("symlink " + link.path));
+            return Status::from_errno("symlink " + link.path);
         }
     }
     for (const auto &bind : plan.binds) {
@@ -483,11 +480,11 @@ Status fill_tree(int tree, const DriverPlan &plan, const NodeDriver &driver) {
         Fd point(::openat(tree, rel.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
                           0444));
         if (!point.valid()) {
-            return Status::failure(sys_error("mount point " + bind.target));
+            return Status::from_errno("mount point " + bind.target);
         }
         Fd target(::openat(tree, rel.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW));
         if (!target.valid()) {
-            return Status::failure(sys_error("mount point " + bind.target));
+            return Status::from_errno("mount point " + bind.target);
         }
         const auto &file = driver.files.at(bind.file);
         Fd reopened;
@@ -562,7 +559,7 @@ Status mount_driver_view(int view_root, const DriverPlan &plan, const NodeDriver
     mount_attr ro{};
     ro.attr_set = MOUNT_ATTR_RDONLY;
     if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &ro, sizeof(ro)) != 0) {
-        return Status::failure(sys_error("making the driver tree read-only"));
+        return Status::from_errno("making the driver tree read-only");
     }
     for (const auto &bind : plan.binds) {
         if (bind.in_tree) {

@@ -7,6 +7,7 @@
 #include "ns_bind.hpp"
 #include "proc_setup.hpp"
 #include "safe_open.hpp"
+#include "small_file.hpp"
 #include "tree_remove.hpp"
 
 #include <csignal>

@@ -4,6 +4,7 @@
 #include "ld_so_conf.hpp"
 #include "path_rules.hpp"
 #include "safe_open.hpp"
+#include "small_file.hpp"
 #include "trusted_path.hpp"
 
 #include <algorithm>
@@ -29,18 +30,15 @@
 namespace sjail {
 namespace {
 
-// ldconfig's built-in directories on Debian x86-64 (SLIBDIR, LIBDIR, and the
-// generic ones it always adds), scanned after the configured ones.
-constexpr const char *kBuiltinDirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+// ldconfig's built-in directories on Debian (SLIBDIR and LIBDIR, the
+// multiarch ones, and the generic ones it always adds), scanned after the
+// configured ones.
+constexpr const char *kBuiltinDirs[] = {"/lib/" SJAIL_MULTIARCH, "/usr/lib/" SJAIL_MULTIARCH,
                                         "/lib", "/usr/lib"};
 constexpr int kMaxIncludeDepth = 16;
 constexpr std::size_t kMaxOutput = 16384;
 constexpr const char *kCacheName = "ld.so.cache";
 constexpr const char *kConfName = "ld.so.conf";
-
-std::string sys_error(const std::string &what) {
-    return what + ": " + std::strerror(errno);
-}
 
 Status refuse(const Status &why) {
     return Status::failure("refusing to build a loader cache over this jail, since a user could "
@@ -73,7 +71,7 @@ Status list_matching(const TrustedOpen &dir, const std::string &pattern,
         if (fd >= 0) {
             ::close(fd);
         }
-        return Status::failure(sys_error("list " + dir.shown));
+        return Status::from_errno("list " + dir.shown);
     }
     while (const dirent *e = ::readdir(listing)) {
         const std::string name = e->d_name;
@@ -286,7 +284,7 @@ std::vector<char *> c_strings(std::vector<std::string> &strings) {
 Status wait_child(pid_t pid, int out, int time_limit_ms, std::string &output, int &wstatus) {
     const Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd.valid()) {
-        Status failed = Status::failure(sys_error("pidfd_open (Linux 5.3 or later needed)"));
+        Status failed = Status::from_errno("pidfd_open (Linux 5.3 or later needed)");
         ::kill(pid, SIGKILL);
         while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
         }
@@ -312,7 +310,7 @@ Status wait_child(pid_t pid, int out, int time_limit_ms, std::string &output, in
         }
         pollfd fds[2] = {{out_open ? out : -1, POLLIN, 0}, {exited ? -1 : pidfd.get(), POLLIN, 0}};
         if (::poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) {
-            return Status::failure(sys_error("poll"));
+            return Status::from_errno("poll");
         }
         if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
             char buf[4096];
@@ -337,19 +335,19 @@ Status prepare_work_dir(int parent, const std::string &output, Fd &work) {
     const std::string name = base_of(output) + ".work";
     const std::string shown = output + ".work";
     if (::mkdirat(parent, name.c_str(), 0700) != 0 && errno != EEXIST) {
-        return Status::failure(sys_error("mkdir " + shown));
+        return Status::from_errno("mkdir " + shown);
     }
     work.reset(open_beneath(parent, name.c_str(), O_PATH | O_DIRECTORY));
     struct stat st {};
     if (!work.valid() || ::fstat(work.get(), &st) != 0) {
-        return Status::failure(sys_error("open " + shown));
+        return Status::from_errno("open " + shown);
     }
     if (st.st_uid != 0 || (st.st_mode & 077) != 0) {
         return Status::failure(shown + " must be a root-owned directory of mode 0700; remove it");
     }
     for (const char *stale : {kCacheName, "ld.so.cache~", kConfName}) {
         if (::unlinkat(work.get(), stale, 0) != 0 && errno != ENOENT) {
-            return Status::failure(sys_error("remove " + shown + "/" + stale));
+            return Status::from_errno("remove " + shown + "/" + stale);
         }
     }
     return {};
@@ -365,7 +363,7 @@ Status write_conf(int work, const std::vector<std::string> &first_dirs) {
         ::openat(work, kConfName, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!fd.valid() ||
         ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-        return Status::failure(sys_error("write the ldconfig configuration"));
+        return Status::from_errno("write the ldconfig configuration");
     }
     return {};
 }
@@ -373,7 +371,7 @@ Status write_conf(int work, const std::vector<std::string> &first_dirs) {
 Status place_of(const std::string &path, int fd, Place &out) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
-        return Status::failure(sys_error("fstat " + path));
+        return Status::from_errno("fstat " + path);
     }
     out = {path.substr(1), st.st_dev, st.st_ino};
     return {};
@@ -400,13 +398,13 @@ Status run_ldconfig(const LoaderCacheRequest &request, int view, int work) {
     auto envp = c_strings(env);
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-        return Status::failure(sys_error("pipe"));
+        return Status::from_errno("pipe");
     }
     Fd read_end(pipe_fds[0]);
     Fd write_end(pipe_fds[1]);
     const pid_t pid = ::fork();
     if (pid < 0) {
-        return Status::failure(sys_error("fork"));
+        return Status::from_errno("fork");
     }
     if (pid == 0) {
         run_child(
@@ -428,8 +426,8 @@ Status run_ldconfig(const LoaderCacheRequest &request, int view, int work) {
 Status check_result(const LoaderCacheRequest &request, int work, LdCache &cache) {
     const Fd fd(open_beneath(work, kCacheName, O_RDONLY));
     if (!fd.valid()) {
-        return Status::failure(
-            sys_error("ldconfig wrote no cache: open " + request.output + ".work/" + kCacheName));
+        return Status::from_errno("ldconfig wrote no cache: open " + request.output + ".work/" +
+                                  kCacheName);
     }
     std::string bytes;
     if (auto s = read_whole_file(fd.get(), request.output, bytes); !s.ok()) {
@@ -555,7 +553,7 @@ Status build_loader_cache(const LoaderCacheRequest &request, LdCache *built) {
     }
     const std::string name = base_of(request.output);
     if (::renameat(work.get(), kCacheName, parent.fd.get(), name.c_str()) != 0) {
-        return Status::failure(sys_error("rename the new loader cache to " + request.output));
+        return Status::from_errno("rename the new loader cache to " + request.output);
     }
     if (built != nullptr) {
         *built = std::move(cache);

@@ -34,7 +34,7 @@ struct LoaderCacheRequest {
 
 // What ldconfig would read in the view: /etc, /etc/ld.so.conf and every file
 // it includes, every directory they list, the built-in /lib, /usr/lib and
-// their x86_64-linux-gnu directories, and `first_dirs`. Each must be
+// their multiarch directories, and `first_dirs`. Each must be
 // root-owned and closed to group and others (symlinks followed only where
 // root placed them): otherwise a user could put a library into every job.
 // `dirs_checked` receives the directories that exist, in ldconfig's order.

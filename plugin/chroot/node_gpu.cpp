@@ -1,8 +1,8 @@
 #include "node_gpu.hpp"
 
 #include "loader_cache_sys.hpp"
-#include "node_state.hpp"
 #include "safe_open.hpp"
+#include "small_file.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,72 +1,22 @@
 #include "node_namespace.hpp"
 
 #include "builder.hpp"
-#include "jail_view.hpp"
 #include "mount_plan.hpp"
 #include "node_gpu.hpp"
-#include "node_stamp.hpp"
+#include "node_stamp_sys.hpp"
 #include "node_state.hpp"
 #include "proc_setup.hpp"
 #include "safe_open.hpp"
+#include "small_file.hpp"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 namespace sjail {
 namespace {
-
-// The plugin itself: its version and the file it was loaded from, so that an
-// upgrade (a new file) rebuilds the namespace with the new plan.
-std::string plugin_id() {
-    std::string id = SJAIL_VERSION;
-    Dl_info info{};
-    struct stat st {};
-    if (::dladdr(reinterpret_cast<void *>(&plugin_id), &info) != 0 && info.dli_fname != nullptr &&
-        ::stat(info.dli_fname, &st) == 0) {
-        id += std::string(" ") + info.dli_fname + " " + std::to_string(st.st_dev) + ":" +
-              std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
-              std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
-    }
-    return id;
-}
-
-// What each bind source of the plan resolves to now. A missing source is
-// recorded as such (the build then reports it properly).
-std::vector<SourceId> identify_sources(const std::vector<MountOp> &plan) {
-    std::vector<SourceId> ids;
-    ids.reserve(plan.size());
-    for (const auto &op : plan) {
-        if (op.source.empty()) {
-            continue;
-        }
-        SourceId id{op.source, {}, 0};
-        Fd fd;
-        struct statx stx {};
-        if (open_node_path(op.source, fd).ok() &&
-            ::statx(fd.get(), "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &stx) == 0) {
-            id.id = {static_cast<std::uint64_t>(makedev(stx.stx_dev_major, stx.stx_dev_minor)),
-                     stx.stx_ino};
-            id.mount_id = stx.stx_mnt_id;
-        }
-        ids.push_back(id);
-    }
-    return ids;
-}
-
-// The stamp a namespace built now would have, and the GPU driver it would get.
-Status stamp_now(const Config &config, const FileId &jail, std::string &stamp, NodeGpu &gpu) {
-    if (auto s = find_node_gpu(config, gpu); !s.ok()) {
-        return s;
-    }
-    stamp = namespace_stamp(config, plugin_id(), jail, identify_sources(build_mount_plan(config)),
-                            gpu.stamp);
-    return {};
-}
 
 // With STATE/lock held: the kept namespace when its stamp is `stamp`.
 void join_if_current(const std::string &state, const std::string &stamp, Fd &out) {
@@ -119,27 +69,6 @@ Status rebuild(const Config &config, const FileId &jail, NodeNamespace &out) {
 }
 
 } // namespace
-
-Status current_stamp(const Config &config, std::string &stamp, FileId &jail) {
-    if (auto s = identify_jail(config, jail); !s.ok()) {
-        return s;
-    }
-    NodeGpu gpu;
-    return stamp_now(config, jail, stamp, gpu);
-}
-
-Status identify_jail(const Config &config, FileId &jail) {
-    Fd fd;
-    if (auto s = open_root_owned_dir(config.jail, fd); !s.ok()) {
-        return Status::failure("jail " + config.jail + ": " + s.message());
-    }
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) {
-        return Status::from_errno("fstat " + config.jail);
-    }
-    jail = file_id_of(st);
-    return {};
-}
 
 Status acquire_node_namespace(const Config &config, NodeNamespace &out) {
     std::string stamp;

@@ -22,9 +22,6 @@ struct NodeNamespace {
     FileId jail; // what "/" must be inside it
 };
 
-// The jail directory's identity, after the same ownership checks as a build.
-Status identify_jail(const Config &config, FileId &jail);
-
 // Returns the node namespace, building or rebuilding it (under STATE/lock)
 // when it is missing or its stamp no longer matches what it would be built
 // from now. Checks the jail's and the state directory's ownership every time.
@@ -37,8 +34,5 @@ void forget_node_namespace(const Config &config);
 // Drops the node namespace's nsfs bind and the state directory's self-bind
 // (slurmd shutdown). Running steps keep their namespace.
 Status release_node_namespace(const Config &config);
-
-// The stamp a namespace built now would have (benchmarks measure its cost).
-Status current_stamp(const Config &config, std::string &stamp, FileId &jail);
 
 } // namespace sjail

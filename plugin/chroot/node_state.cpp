@@ -1,6 +1,7 @@
 #include "node_state.hpp"
 
 #include "safe_open.hpp"
+#include "small_file.hpp"
 
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -11,20 +12,6 @@
 #include <unistd.h>
 
 namespace sjail {
-namespace {
-
-// O_NONBLOCK: opening a planted FIFO must not hang. O_NOFOLLOW: no links.
-Fd open_regular(const std::string &path, int flags, mode_t mode = 0600) {
-    Fd fd(::open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode));
-    struct stat st {};
-    if (fd.valid() && (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))) {
-        fd.reset();
-        errno = EINVAL;
-    }
-    return fd;
-}
-
-} // namespace
 
 Status prepare_state_dir(const std::string &state) {
     if (auto s = ensure_root_dir(state, 0700); !s.ok()) {
@@ -45,44 +32,6 @@ Status lock_state(const std::string &state, Fd &lock, int how) {
         if (errno != EINTR) {
             return Status::from_errno("flock " + path);
         }
-    }
-    return {};
-}
-
-std::string read_small_file(const std::string &path, std::size_t limit) {
-    const Fd fd = open_regular(path, O_RDONLY);
-    std::string text;
-    if (!fd.valid()) {
-        return text;
-    }
-    char buf[4096];
-    while (true) {
-        const ssize_t n = ::read(fd.get(), buf, sizeof(buf));
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            break;
-        }
-        text.append(buf, static_cast<std::size_t>(n));
-        if (text.size() > limit) {
-            return "";
-        }
-    }
-    return text;
-}
-
-Status write_file_atomically(const std::string &path, const std::string &text) {
-    const std::string tmp = path + ".tmp";
-    (void)::unlink(tmp.c_str());
-    Fd fd(::open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!fd.valid() ||
-        ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-        return Status::from_errno("write " + tmp);
-    }
-    fd.reset();
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        return Status::from_errno("rename " + tmp);
     }
     return {};
 }

@@ -22,13 +22,6 @@ Status prepare_state_dir(const std::string &state);
 // Takes STATE/lock with flock(how), waiting through signals.
 Status lock_state(const std::string &state, Fd &lock, int how);
 
-// The text of a small regular file, or "" when it is missing, is not a
-// regular file or is larger than `limit` bytes.
-std::string read_small_file(const std::string &path, std::size_t limit = 65536);
-
-// Replaces `path` by a new file holding `text` (write to PATH.tmp, rename).
-Status write_file_atomically(const std::string &path, const std::string &text);
-
 // Opens STATE/ns when it holds a mount namespace (nsfs); else leaves `out` empty.
 void open_kept_namespace(const std::string &state, Fd &out);
 

@@ -1,6 +1,6 @@
 #include "proc_setup.hpp"
 
-#include "node_state.hpp"
+#include "small_file.hpp"
 
 #include <grp.h>
 #include <unistd.h>

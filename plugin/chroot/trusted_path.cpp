@@ -16,10 +16,6 @@ namespace {
 constexpr int kMaxSymlinks = 40;
 constexpr int kMaxSonameHops = 8;
 
-std::string errno_text(int err) {
-    return std::strerror(err);
-}
-
 // One component below `dir`; a trailing symlink is returned as itself (O_PATH|O_NOFOLLOW).
 int open_beneath(int dir, const std::string &name, std::uint64_t flags) {
     open_how how{};
@@ -32,7 +28,7 @@ Status read_link(int link_fd, const std::string &shown, std::string &target) {
     char buf[4096];
     const ssize_t n = ::readlinkat(link_fd, "", buf, sizeof(buf));
     if (n < 0) {
-        return Status::failure("readlink " + shown + ": " + errno_text(errno));
+        return Status::from_errno("readlink " + shown);
     }
     if (n == 0 || static_cast<std::size_t>(n) == sizeof(buf)) {
         return Status::failure(shown + " is a symlink with an empty or overlong target");
@@ -87,7 +83,7 @@ Status reopen_for_reading(int dir, const std::string &name, const std::string &s
     Fd fd(open_beneath(dir, name, O_RDONLY | O_NONBLOCK));
     struct stat st {};
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0) {
-        return Status::failure("open " + shown + ": " + errno_text(errno));
+        return Status::from_errno("open " + shown);
     }
     if (st.st_dev != out.st.st_dev || st.st_ino != out.st.st_ino) {
         return Status::failure(shown + " changed while it was being opened; try again");
@@ -104,7 +100,7 @@ Status open_trusted(int root, std::string_view shown_root, std::string_view path
     std::vector<Fd> dirs;
     dirs.emplace_back(::fcntl(root, F_DUPFD_CLOEXEC, 0));
     if (!dirs.back().valid()) {
-        return Status::failure("dup: " + errno_text(errno));
+        return Status::from_errno("dup");
     }
     std::vector<std::string> names; // the logical path so far, for messages
     std::vector<std::string> todo;
@@ -129,11 +125,11 @@ Status open_trusted(int root, std::string_view shown_root, std::string_view path
         Fd next(open_beneath(dirs.back().get(), comp, O_PATH));
         if (!next.valid()) {
             out.missing = errno == ENOENT;
-            return Status::failure(shown + ": " + errno_text(errno));
+            return Status::from_errno(shown);
         }
         struct stat st {};
         if (::fstat(next.get(), &st) != 0) {
-            return Status::failure("fstat " + shown + ": " + errno_text(errno));
+            return Status::from_errno("fstat " + shown);
         }
         if (S_ISLNK(st.st_mode)) {
             // Its directory was checked on the way in, so only root made it,
@@ -182,7 +178,7 @@ Status open_trusted(int root, std::string_view shown_root, std::string_view path
     struct stat st {};
     const std::string shown = prefix.empty() ? "/" : prefix;
     if (::fstat(dirs.front().get(), &st) != 0) {
-        return Status::failure("fstat " + shown + ": " + errno_text(errno));
+        return Status::from_errno("fstat " + shown);
     }
     if (want != TrustedKind::Directory) {
         return Status::failure(shown + " is a directory, not a file");
@@ -200,38 +196,16 @@ Status open_trusted_on_node(std::string_view path, TrustedKind want, TrustedOpen
                             bool for_reading) {
     const Fd slash(::open("/", O_PATH | O_CLOEXEC | O_DIRECTORY));
     if (!slash.valid()) {
-        return Status::failure("open /: " + errno_text(errno));
+        return Status::from_errno("open /");
     }
     struct stat st {};
     if (::fstat(slash.get(), &st) != 0) {
-        return Status::failure("fstat /: " + errno_text(errno));
+        return Status::from_errno("fstat /");
     }
     if (auto s = check_dir("/", st); !s.ok()) {
         return s;
     }
     return open_trusted(slash.get(), "", path, want, out, for_reading);
-}
-
-Status read_whole_file(int fd, const std::string &shown, std::string &text, std::size_t limit) {
-    text.clear();
-    char buf[65536];
-    while (true) {
-        const ssize_t n = ::read(fd, buf, sizeof(buf));
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return Status::failure("read " + shown + ": " + errno_text(errno));
-        }
-        if (n == 0) {
-            return {};
-        }
-        text.append(buf, static_cast<std::size_t>(n));
-        if (text.size() > limit) {
-            return Status::failure(shown + " is larger than " + std::to_string(limit) +
-                                   " bytes; it is not what it should be");
-        }
-    }
 }
 
 Status open_in_dir(int dir, const std::string &dir_shown, const std::string &name,
@@ -243,11 +217,11 @@ Status open_in_dir(int dir, const std::string &dir_shown, const std::string &nam
         Fd fd(open_beneath(dir, current, O_PATH));
         if (!fd.valid()) {
             out.missing = errno == ENOENT;
-            return Status::failure(shown + ": " + errno_text(errno));
+            return Status::from_errno(shown);
         }
         struct stat st {};
         if (::fstat(fd.get(), &st) != 0) {
-            return Status::failure("fstat " + shown + ": " + errno_text(errno));
+            return Status::from_errno("fstat " + shown);
         }
         if (!S_ISLNK(st.st_mode)) {
             if (auto s = check_file(shown, st); !s.ok()) {

@@ -38,10 +38,6 @@ Status open_trusted(int root, std::string_view shown_root, std::string_view path
 Status open_trusted_on_node(std::string_view path, TrustedKind want, TrustedOpen &out,
                             bool for_reading = false);
 
-// Reads a whole (small) file from an fd opened for reading; an error past `limit` bytes.
-Status read_whole_file(int fd, const std::string &shown, std::string &text,
-                       std::size_t limit = 64UL << 20);
-
 // Opens `name` (a plain name) in directory `dir`, following symlinks only
 // within `dir` itself (the soname links of a library directory): a link whose
 // target holds a '/' is refused, so nothing outside `dir` is reached. The

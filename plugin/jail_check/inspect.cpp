@@ -5,6 +5,7 @@
 #include "node_gpu.hpp"
 #include "requirements.hpp"
 #include "safe_open.hpp"
+#include "small_file.hpp"
 #include "trusted_path.hpp"
 
 #include <algorithm>

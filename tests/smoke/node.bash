@@ -1,15 +1,24 @@
 # One real Slurm node (munged, slurmctld, slurmd from Debian) with chroot.so,
 # all inside a private mount namespace held by a `sleep` process, so the
 # host's /etc/slurm, /run/munge and spool are never touched.
-# Sourced by smoke.bats.
+# Sourced by smoke.bats. The slurm.conf basics, the plugin's paths and the
+# test user's setup come from the local cluster's own library.
+
+LC_ROOT=$SLURM_JAIL_ROOT
+# shellcheck source=hack/lib/local-cluster/common.sh
+. "$SLURM_JAIL_ROOT/hack/lib/local-cluster/common.sh"
+# shellcheck source=hack/lib/local-cluster/config.sh
+. "$SLURM_JAIL_ROOT/hack/lib/local-cluster/config.sh"
+# shellcheck source=hack/lib/local-cluster/jail.sh
+. "$SLURM_JAIL_ROOT/hack/lib/local-cluster/jail.sh"
 
 SMOKE=/var/lib/slurm-jail-smoke
 SMOKE_USER=sjsmoke
 SMOKE_UID=5101
 SMOKE_GROUP2=sjsmokegrp
 SMOKE_GID2=5102
-PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
-PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'
+PLUGIN_DIR=$LC_PLUGIN_DIR
+PLUGSTACK_LINE=$LC_PLUGSTACK_LINE
 
 # Runs a command inside the node's mount namespace.
 in_node() { nsenter --target "$(cat "$SMOKE/holder.pid")" --mount -- "$@"; }
@@ -20,38 +29,35 @@ as_user() {
     in_node runuser -u "$SMOKE_USER" -- sh -c 'cd "$HOME" && exec "$@"' sh "$@"
 }
 
-write_slurm_conf() {
-    cat >"$SMOKE/etc/slurm.conf" <<CONF
+write_smoke_conf() {
+    {
+        cat <<CONF
 ClusterName=smoke
 SlurmctldHost=$(hostname)
 SlurmctldPort=16817
 SlurmdPort=16818
-SlurmUser=root
-AuthType=auth/munge
+CONF
+        slurm_conf_base
+        cat <<CONF
 StateSaveLocation=$SMOKE/ctld
-SlurmdSpoolDir=/var/spool/slurmd
 SlurmctldPidFile=$SMOKE/run/slurmctld.pid
 SlurmdPidFile=$SMOKE/run/slurmd.pid
 SlurmctldLogFile=$SMOKE/log/slurmctld.log
 SlurmdLogFile=$SMOKE/log/slurmd.log
 SlurmdDebug=debug
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-MailProg=/bin/true
-ReturnToService=2
-PlugStackConfig=/etc/slurm/plugstack.conf
 NodeName=smoke1 NodeHostname=$(hostname) NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
+    } >"$SMOKE/etc/slurm.conf"
     echo "$PLUGSTACK_LINE" >"$SMOKE/etc/plugstack.conf"
 }
 
-create_user() {
-    getent group "$SMOKE_GROUP2" >/dev/null || groupadd -g "$SMOKE_GID2" "$SMOKE_GROUP2"
-    getent passwd "$SMOKE_USER" >/dev/null ||
-        useradd -u "$SMOKE_UID" -U -G "$SMOKE_GROUP2" -M -d "/home/$SMOKE_USER" -s /bin/sh "$SMOKE_USER"
+# The local cluster's user setup, with the smoke test's user.
+as_smoke_user() {
+    LC_USER=$SMOKE_USER LC_UID=$SMOKE_UID LC_GROUP_EXTRA=$SMOKE_GROUP2 LC_GID_EXTRA=$SMOKE_GID2 "$@"
 }
+
+create_user() { as_smoke_user add_user_to_host; }
 
 # The jail: the cached mmdebstrap rootfs on a tmpfs, plus the plugin (srun in
 # the jail loads plugstack.conf too) and the test user.
@@ -59,10 +65,8 @@ make_jail() {
     local tarball=$1 jail=$2
     tar -C "$jail" -xf "$tarball"
     install -m 0644 "$SLURM_JAIL_BUILD_DIR/plugin/chroot/chroot.so" "$jail$PLUGIN_DIR/chroot.so"
-    getent passwd "$SMOKE_USER" | sed 's/:x:/:*:/' >>"$jail/etc/passwd"
-    getent group "$SMOKE_USER" >>"$jail/etc/group"
-    echo "$SMOKE_GROUP2:x:$SMOKE_GID2:$SMOKE_USER" >>"$jail/etc/group"
-    install -d -o "$SMOKE_UID" -g "$SMOKE_UID" "$jail/home/$SMOKE_USER" "$jail/opt/results"
+    add_user_to_jail "$jail"
+    install -d -o "$LC_UID" -g "$LC_UID" "$jail/opt/results"
 }
 
 # Inside the namespace: tmpfs for the jail and /run, then the node's binds.
@@ -70,8 +74,9 @@ setup_namespace() {
     local tarball=$1
     in_node mount -t tmpfs -o mode=0755 smoke-jail /mnt
     in_node mkdir /mnt/jail
-    in_node bash -c "$(declare -f make_jail); SMOKE_USER=$SMOKE_USER SMOKE_UID=$SMOKE_UID \
-        SMOKE_GROUP2=$SMOKE_GROUP2 SMOKE_GID2=$SMOKE_GID2 PLUGIN_DIR=$PLUGIN_DIR \
+    in_node bash -c "$(declare -f make_jail add_user_to_jail add_line); \
+        LC_USER=$SMOKE_USER LC_UID=$SMOKE_UID LC_GROUP_EXTRA=$SMOKE_GROUP2 \
+        LC_GID_EXTRA=$SMOKE_GID2 PLUGIN_DIR=$PLUGIN_DIR \
         SLURM_JAIL_BUILD_DIR=$SLURM_JAIL_BUILD_DIR make_jail $tarball /mnt/jail"
     in_node mount -t tmpfs -o mode=0755 smoke-run /run
     in_node install -d -o munge -g munge -m 0755 /run/munge
@@ -122,7 +127,7 @@ node_up() {
     chmod 1777 "$SMOKE/nodetmp"
     mkdir -p /var/lib/slurm-jail/tmp
     create_user
-    write_slurm_conf
+    write_smoke_conf
     unshare --mount --propagation slave sleep infinity &
     echo $! >"$SMOKE/holder.pid"
     sleep 0.2

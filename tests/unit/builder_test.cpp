@@ -6,6 +6,7 @@
 #include "node_state.hpp"
 #include "ns_bind.hpp"
 #include "sandbox.hpp"
+#include "small_file.hpp"
 #include "step_entry.hpp"
 
 #include <chrono>
@@ -17,7 +18,7 @@
 #include <sys/vfs.h>
 #include <sys/wait.h>
 
-using sandbox::in_child;
+using kit::in_child;
 using sjail::BuilderFault;
 using sjail::Config;
 
@@ -52,7 +53,7 @@ std::string refused_and_not_kept(BuilderFault fault, const std::string &expected
         if (auto again = sjail::enter_node_jail(config); !again.ok()) {
             return "after the fault: " + again.message();
         }
-        CHILD_EXPECT(sandbox::read_file("/etc/slurm-jail-release") == "JAIL");
+        CHILD_EXPECT(kit::read_file("/etc/slurm-jail-release") == "JAIL");
         return std::string();
     });
 }
@@ -140,7 +141,7 @@ TEST(Builder, ReadsInterruptedBySignalsAreRetried) {
                   if (!s.ok()) {
                       return s.message();
                   }
-                  CHILD_EXPECT(sandbox::read_file("/etc/slurm-jail-release") == "JAIL");
+                  CHILD_EXPECT(kit::read_file("/etc/slurm-jail-release") == "JAIL");
                   return std::string();
               }),
               "");
@@ -176,7 +177,7 @@ TEST(Builder, AKeptNamespaceThatIsNotTheJailIsRefusedThenRebuilt) {
                   if (auto s = sjail::enter_node_jail(config); !s.ok()) {
                       return "rebuild: " + s.message();
                   }
-                  CHILD_EXPECT(sandbox::read_file("/etc/slurm-jail-release") == "JAIL");
+                  CHILD_EXPECT(kit::read_file("/etc/slurm-jail-release") == "JAIL");
                   return std::string();
               }),
               "");

@@ -11,7 +11,7 @@
 #include <thread>
 #include <unistd.h>
 
-using sandbox::in_child;
+using kit::in_child;
 
 namespace {
 
@@ -55,10 +55,10 @@ std::string make_node_with_home(mode_t home_mode) {
         ::mount("run", "/run", "tmpfs", 0, "mode=0755") != 0 || ::mkdir("/run/munge", 0755) != 0) {
         return "node setup failed";
     }
-    if (auto e = sandbox::write_file("/run/munge/munge.socket.2", ""); !e.empty()) {
+    if (auto e = kit::write_file("/run/munge/munge.socket.2", ""); !e.empty()) {
         return e;
     }
-    if (auto e = sandbox::write_file("/home/run.sh", "#!/bin/sh\necho ran\n"); !e.empty()) {
+    if (auto e = kit::write_file("/home/run.sh", "#!/bin/sh\necho ran\n"); !e.empty()) {
         return e;
     }
     return ::chmod("/home/run.sh", 0755) == 0 ? "" : "chmod";
@@ -91,15 +91,15 @@ TEST(DeadEnd, NothingOfTheHostAndNothingRunsThere) {
                   // What slurmstepd needs to end the step and report why; no /proc.
                   const bool has_munge = ::access("/run/munge/munge.socket.2", F_OK) == 0;
                   const auto dev = entries_of("/dev");
-                  const bool null_works = sandbox::write_file("/dev/null", "x").empty();
+                  const bool null_works = kit::write_file("/dev/null", "x").empty();
                   const bool no_proc = ::access("/proc", F_OK) != 0;
-                  const bool hosts_readable = !sandbox::read_file("/etc/hosts").empty();
+                  const bool hosts_readable = !kit::read_file("/etc/hosts").empty();
                   const int hosts_rw = ::open("/etc/hosts", O_WRONLY);
                   const bool no_shell = ::access("/bin/sh", F_OK) != 0;
                   const int in_root = ::open("/x", O_CREAT | O_WRONLY, 0600);
                   const int root_errno = errno;
                   // The user's output file still lands in their home...
-                  const bool output_written = sandbox::write_file("/home/out", "error").empty();
+                  const bool output_written = kit::write_file("/home/out", "error").empty();
                   // ...but nothing there can be executed.
                   char *argv[] = {const_cast<char *>("/home/run.sh"), nullptr};
                   ::execv("/home/run.sh", argv);
@@ -145,7 +145,7 @@ std::string make_spool(mode_t mode) {
         ::mkdir("/run/spool/job00042", 0750) != 0) {
         return "spool setup failed";
     }
-    if (auto e = sandbox::write_file("/run/spool/job00042/slurm_script", "#!/bin/sh\necho ran\n");
+    if (auto e = kit::write_file("/run/spool/job00042/slurm_script", "#!/bin/sh\necho ran\n");
         !e.empty()) {
         return e;
     }

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 namespace fs = std::filesystem;
-using sandbox::in_child;
+using kit::in_child;
 using sjail::DriverFile;
 using sjail::DriverFileKind;
 using sjail::DriverSearch;
@@ -31,7 +31,8 @@ const std::string kToolkit = "/mnt/toolkit";
 // Runs `check` in a child with a private tmpfs on /mnt.
 std::string on_mnt(const std::function<std::string()> &check) {
     return in_child([&] {
-        if (auto e = gpu_sandbox::private_mnt(); !e.empty()) {
+        if (auto e = kit::private_node_namespace("gpu-sandbox", kit::HostMounts::Slave);
+            !e.empty()) {
             return e;
         }
         return check();

@@ -10,6 +10,7 @@
 #include "node_namespace.hpp"
 #include "node_state.hpp"
 #include "sandbox.hpp"
+#include "small_file.hpp"
 #include "step_entry.hpp"
 
 #include <fcntl.h>
@@ -22,7 +23,7 @@
 #include <unistd.h>
 
 namespace fs = std::filesystem;
-using sandbox::in_child;
+using kit::in_child;
 using sjail::Config;
 
 namespace {
@@ -161,7 +162,7 @@ TEST(GpuNamespace, AStepFindsTheNodesDriverByNameAndTheJailIsUntouched) {
                       return e;
                   }
                   // What was bound is recorded, node-local, for the admin.
-                  const std::string report = sandbox::read_file(config.state_dir + "/gpu");
+                  const std::string report = kit::read_file(config.state_dir + "/gpu");
                   CHILD_EXPECT(contains(report, "gpu=on: NVIDIA driver 550.54.15 found under " +
                                                     kDriver + ", bound at /usr/local/nvidia"));
                   CHILD_EXPECT(contains(report, kLib64 + "/libcuda.so.550.54.15 <- " + kDriver +
@@ -307,7 +308,7 @@ TEST(GpuNamespace, NoDriverIsFineInAutoAndFailsClosedInOnWithOneLine) {
             // auto: the job runs, with no driver, and the jail's own cache.
             CHILD_EXPECT(run_as_step(config, {"fake_nvidia_dlopen_probe"}, out) == 1);
             CHILD_EXPECT(contains(out, "libcuda.so.1: cannot open shared object file"));
-            CHILD_EXPECT(sandbox::read_file(config.state_dir + "/gpu") ==
+            CHILD_EXPECT(kit::read_file(config.state_dir + "/gpu") ==
                          "gpu=auto: no NVIDIA driver bound\n");
             // on: no step starts, and the reason is one line.
             config.gpu = sjail::GpuMode::On;

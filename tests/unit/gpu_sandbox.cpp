@@ -5,12 +5,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <sched.h>
 #include <stdexcept>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -25,6 +21,14 @@ void copy_to(const std::string &from, const std::string &to) {
 void link_to(const std::string &target, const std::string &link) {
     fs::create_directories(fs::path(link).parent_path());
     fs::create_symlink(target, link);
+}
+
+// Debian's ld.so.conf.d/MULTIARCH.conf, as libc6 installs it.
+void write_multiarch_conf(const std::string &root) {
+    const std::string arch = SJAIL_MULTIARCH;
+    fixture::write_text(root + "/etc/ld.so.conf.d/" + arch + ".conf",
+                        "# Multiarch support\n/usr/local/lib/" + arch + "\n/lib/" + arch +
+                            "\n/usr/lib/" + arch + "\n");
 }
 
 std::string stat_text(const struct stat &st) {
@@ -59,28 +63,13 @@ void walk(const std::string &path, dev_t dev, std::map<std::string, std::string>
 
 } // namespace
 
-std::string private_mnt() {
-    if (::unshare(CLONE_NEWNS) != 0) {
-        return std::string("unshare: ") + std::strerror(errno);
-    }
-    if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
-        return std::string("make-rslave /: ") + std::strerror(errno);
-    }
-    if (::mount("gpu-sandbox", "/mnt", "tmpfs", 0, "mode=0755") != 0) {
-        return std::string("tmpfs on /mnt: ") + std::strerror(errno);
-    }
-    return "";
-}
-
 void make_node_root(const std::string &root) {
-    fixture::install_host_libc(root + "/usr/lib/x86_64-linux-gnu");
+    fixture::install_host_libc(root + fixture::kMultiarchLib);
     link_to("usr/lib", root + "/lib");
     fixture::make_dirs(root + "/usr/bin");
     fixture::make_dirs(root + "/etc/ld.so.conf.d");
     fixture::write_text(root + "/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
-    fixture::write_text(root + "/etc/ld.so.conf.d/x86_64-linux-gnu.conf",
-                        "# Multiarch support\n/usr/local/lib/x86_64-linux-gnu\n"
-                        "/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n");
+    write_multiarch_conf(root);
     refresh_cache(root);
 }
 
@@ -94,13 +83,13 @@ void refresh_cache(const std::string &root) {
 }
 
 void install_driver_in_root(const std::string &root, const std::string &version) {
-    fixture::install_fake_libs(version, root + "/usr/lib/x86_64-linux-gnu");
+    fixture::install_fake_libs(version, root + fixture::kMultiarchLib);
     copy_to(fixture::fake_driver_dir(version) + "/bin/nvidia-smi", root + "/usr/bin/nvidia-smi");
     refresh_cache(root);
 }
 
 void remove_driver_from_root(const std::string &root) {
-    for (const auto &dir : {root + "/usr/lib/x86_64-linux-gnu", root + "/usr/bin"}) {
+    for (const auto &dir : {root + fixture::kMultiarchLib, root + "/usr/bin"}) {
         for (const auto &e : fs::directory_iterator(dir)) {
             const std::string name = e.path().filename().string();
             if (name.rfind("libcuda", 0) == 0 || name.rfind("libnvidia-", 0) == 0 ||
@@ -117,14 +106,12 @@ void make_toolkit_root(const std::string &dir, const std::string &version) {
 }
 
 void ready_jail(const std::string &jail) {
-    fixture::install_host_libc(jail + "/usr/lib/x86_64-linux-gnu");
+    fixture::install_host_libc(jail + fixture::kMultiarchLib);
     link_to("usr/lib", jail + "/lib");
-    link_to("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", jail + "/lib64/ld-linux-x86-64.so.2");
+    link_to(fixture::kMultiarchLib + "/ld-linux-x86-64.so.2", jail + "/lib64/ld-linux-x86-64.so.2");
     fixture::make_dirs(jail + "/etc/ld.so.conf.d");
     fixture::write_text(jail + "/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
-    fixture::write_text(jail + "/etc/ld.so.conf.d/x86_64-linux-gnu.conf",
-                        "# Multiarch support\n/usr/local/lib/x86_64-linux-gnu\n"
-                        "/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n");
+    write_multiarch_conf(jail);
     fixture::make_dirs(jail + "/var/cache/ldconfig");
     fs::permissions(jail + "/var/cache/ldconfig", fs::perms::owner_all);
     fixture::make_dirs(jail + "/usr/local/nvidia");
@@ -138,44 +125,6 @@ void ready_jail(const std::string &jail) {
     if (fixture::run({"/sbin/ldconfig", "-r", jail}, &out) != 0) { // the jail's own cache
         throw std::runtime_error("ldconfig over the jail: " + out);
     }
-}
-
-int run_in_root(const std::string &root, const std::vector<std::string> &argv,
-                std::string &output) {
-    int fds[2];
-    if (::pipe(fds) != 0) {
-        throw std::runtime_error("pipe failed");
-    }
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        ::dup2(fds[1], 1);
-        ::dup2(fds[1], 2);
-        ::close(fds[0]);
-        ::close(fds[1]);
-        if (::chroot(root.c_str()) != 0 || ::chdir("/") != 0) {
-            ::_exit(126);
-        }
-        std::vector<char *> args;
-        for (const auto &a : argv) {
-            args.push_back(const_cast<char *>(a.c_str()));
-        }
-        args.push_back(nullptr);
-        char path[] = "PATH=/usr/local/bin:/usr/bin:/bin";
-        char *env[] = {path, nullptr};
-        ::execve(args[0], args.data(), env);
-        ::_exit(127);
-    }
-    ::close(fds[1]);
-    output.clear();
-    char buf[4096];
-    ssize_t n = 0;
-    while ((n = ::read(fds[0], buf, sizeof(buf))) > 0) {
-        output.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
 std::map<std::string, std::string> snapshot(const std::string &dir) {

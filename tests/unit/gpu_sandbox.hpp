@@ -9,10 +9,6 @@
 
 namespace gpu_sandbox {
 
-// In the current (child) process: a private mount namespace, a slave of the
-// host's, with a root-owned tmpfs on /mnt.
-std::string private_mnt();
-
 // A node's root filesystem at `root`, merged-/usr as on Debian 12: lib ->
 // usr/lib, the host's libc in usr/lib/x86_64-linux-gnu, etc/ld.so.conf
 // including etc/ld.so.conf.d/x86_64-linux-gnu.conf, and usr/bin.
@@ -34,10 +30,6 @@ void make_toolkit_root(const std::string &dir, const std::string &version);
 // driver mount point /usr/local/nvidia, /run/nvidia-persistenced, and the
 // probes in /usr/local/bin.
 void ready_jail(const std::string &jail);
-
-// Runs argv chrooted into `root` with a plain environment; returns the exit
-// status; `output` gets stdout and stderr.
-int run_in_root(const std::string &root, const std::vector<std::string> &argv, std::string &output);
 
 // Everything under `dir` on its file system: type, mode, owner, size,
 // inode, mtime, ctime and content (or link target), by path.

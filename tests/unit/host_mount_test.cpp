@@ -20,33 +20,33 @@ TEST(HostMountTable, OnlyTheStateMountsAppearAndReleaseRemovesThem) {
 
     sjail::Config config;
     ASSERT_EQ(sandbox::make_layout(base, config), "");
-    ASSERT_TRUE(sandbox::mounts_below(base).empty());
-    const auto host_proc = sandbox::mounts_below("/proc");
-    const auto host_dev = sandbox::mounts_below("/dev");
+    ASSERT_TRUE(kit::mounts_below(base).empty());
+    const auto host_proc = kit::mounts_below("/proc");
+    const auto host_dev = kit::mounts_below("/dev");
 
     sjail::NodeNamespace ns;
     const auto s = sjail::acquire_node_namespace(config, ns);
     ASSERT_TRUE(s.ok()) << s.message();
     const std::vector<std::string> node_level = {base + "/state", base + "/state/ns"};
-    EXPECT_EQ(sandbox::mounts_below(base), node_level);
+    EXPECT_EQ(kit::mounts_below(base), node_level);
 
     // A "step": enter in a child, as slurmstepd does, and run a "task".
-    const std::string step = sandbox::in_child([&] {
+    const std::string step = kit::in_child([&] {
         if (auto e = sjail::enter_namespace(ns.fd.get()); !e.ok()) {
             return e.message();
         }
-        CHILD_EXPECT(sandbox::read_file("/etc/slurm-jail-release") == "JAIL");
+        CHILD_EXPECT(kit::read_file("/etc/slurm-jail-release") == "JAIL");
         return std::string();
     });
     EXPECT_EQ(step, "");
-    EXPECT_EQ(sandbox::mounts_below(base), node_level);
+    EXPECT_EQ(kit::mounts_below(base), node_level);
     // The jail's fresh /proc and its /dev bind stay in the jail namespace.
-    EXPECT_EQ(sandbox::mounts_below("/proc"), host_proc);
-    EXPECT_EQ(sandbox::mounts_below("/dev"), host_dev);
+    EXPECT_EQ(kit::mounts_below("/proc"), host_proc);
+    EXPECT_EQ(kit::mounts_below("/dev"), host_dev);
     ns.fd.reset();
 
     const auto r = sjail::release_node_namespace(config);
     EXPECT_TRUE(r.ok()) << r.message();
-    EXPECT_TRUE(sandbox::mounts_below(base).empty());
+    EXPECT_TRUE(kit::mounts_below(base).empty());
     std::filesystem::remove_all(base);
 }

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-using sandbox::in_child;
+using kit::in_child;
 using sjail::Config;
 using sjail::Fd;
 
@@ -33,7 +33,7 @@ std::string try_with(const std::function<std::string(Config &)> &plant) {
             return std::string("accepted");
         }
         // Nothing was mounted on the host view, inside the jail or over /etc.
-        if (!sandbox::mounts_below("/mnt/jail").empty() || !sandbox::mounts_below("/etc").empty()) {
+        if (!kit::mounts_below("/mnt/jail").empty() || !kit::mounts_below("/etc").empty()) {
             return "a mount leaked: " + s.message();
         }
         return "refused: " + s.message();
@@ -257,7 +257,7 @@ TEST(Attack, BindSourceInAUserDirectoryWithoutLinksIsAccepted) {
 TEST(Attack, JailSystemFileWritableByOthers) {
     expect_refused(
         try_with([](Config &) {
-            if (auto e = sandbox::write_file("/mnt/jail/etc/nsswitch.conf", "passwd: files\n");
+            if (auto e = kit::write_file("/mnt/jail/etc/nsswitch.conf", "passwd: files\n");
                 !e.empty()) {
                 return e;
             }

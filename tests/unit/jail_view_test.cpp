@@ -13,7 +13,7 @@
 #include <thread>
 #include <unistd.h>
 
-using sandbox::in_child;
+using kit::in_child;
 using sjail::Config;
 using sjail::Fd;
 
@@ -69,7 +69,7 @@ std::string in_jail(const std::function<std::string(Config &)> &check) {
 
 TEST(JailView, TheJailIsRootAndTheHostIsGone) {
     EXPECT_EQ(in_jail([](Config &) {
-                  CHILD_EXPECT(sandbox::read_file("/etc/slurm-jail-release") == "JAIL");
+                  CHILD_EXPECT(kit::read_file("/etc/slurm-jail-release") == "JAIL");
                   CHILD_EXPECT(::access("/mnt/host-only", F_OK) != 0);
                   CHILD_EXPECT(::access("/mnt/jail", F_OK) != 0);
                   char cwd[256];
@@ -91,37 +91,37 @@ TEST(JailView, ProcIsFreshAndNosuidNodevNoexec) {
             CHILD_EXPECT((vfs.f_flag & ST_NOEXEC) != 0);
             CHILD_EXPECT(
                 std::to_string(::getpid()) ==
-                sandbox::read_file("/proc/self/stat").substr(0, std::to_string(::getpid()).size()));
+                kit::read_file("/proc/self/stat").substr(0, std::to_string(::getpid()).size()));
             return std::string();
         }),
         "");
 }
 
 TEST(JailView, DevSysTmpAndNodeBindsAreThere) {
-    EXPECT_EQ(
-        in_jail([](Config &) {
-            CHILD_EXPECT(sandbox::write_file("/dev/null", "x").empty());
-            struct stat st {};
-            CHILD_EXPECT(::stat("/dev/pts", &st) == 0 && S_ISDIR(st.st_mode));
-            CHILD_EXPECT(::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode));
-            CHILD_EXPECT(::stat("/sys/kernel", &st) == 0);
-            // /tmp is the node-local directory, sticky and writable, nosuid.
-            CHILD_EXPECT(sandbox::write_file("/tmp/from-job", "tmp").empty());
-            CHILD_EXPECT(::stat("/tmp", &st) == 0 && (st.st_mode & 07777) == 01777);
-            struct statvfs vfs {};
-            CHILD_EXPECT(::statvfs("/tmp", &vfs) == 0 && (vfs.f_flag & ST_NOSUID) != 0);
-            // Slurm config is read-only; munge and spool are writable.
-            CHILD_EXPECT(sandbox::read_file("/mnt/node/conf/slurm.conf") == "ClusterName=test\n");
-            CHILD_EXPECT(::open("/mnt/node/conf/new", O_CREAT | O_WRONLY, 0600) < 0 &&
-                         errno == EROFS);
-            CHILD_EXPECT(sandbox::write_file("/mnt/node/munge/sock", "s").empty());
-            CHILD_EXPECT(sandbox::write_file("/mnt/node/spool/job1", "s").empty());
-            // Admin bind, read-only as asked.
-            CHILD_EXPECT(sandbox::read_file("/opt/data/hello") == "hi");
-            CHILD_EXPECT(::open("/opt/data/new", O_CREAT | O_WRONLY, 0600) < 0 && errno == EROFS);
-            return std::string();
-        }),
-        "");
+    EXPECT_EQ(in_jail([](Config &) {
+                  CHILD_EXPECT(kit::write_file("/dev/null", "x").empty());
+                  struct stat st {};
+                  CHILD_EXPECT(::stat("/dev/pts", &st) == 0 && S_ISDIR(st.st_mode));
+                  CHILD_EXPECT(::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode));
+                  CHILD_EXPECT(::stat("/sys/kernel", &st) == 0);
+                  // /tmp is the node-local directory, sticky and writable, nosuid.
+                  CHILD_EXPECT(kit::write_file("/tmp/from-job", "tmp").empty());
+                  CHILD_EXPECT(::stat("/tmp", &st) == 0 && (st.st_mode & 07777) == 01777);
+                  struct statvfs vfs {};
+                  CHILD_EXPECT(::statvfs("/tmp", &vfs) == 0 && (vfs.f_flag & ST_NOSUID) != 0);
+                  // Slurm config is read-only; munge and spool are writable.
+                  CHILD_EXPECT(kit::read_file("/mnt/node/conf/slurm.conf") == "ClusterName=test\n");
+                  CHILD_EXPECT(::open("/mnt/node/conf/new", O_CREAT | O_WRONLY, 0600) < 0 &&
+                               errno == EROFS);
+                  CHILD_EXPECT(kit::write_file("/mnt/node/munge/sock", "s").empty());
+                  CHILD_EXPECT(kit::write_file("/mnt/node/spool/job1", "s").empty());
+                  // Admin bind, read-only as asked.
+                  CHILD_EXPECT(kit::read_file("/opt/data/hello") == "hi");
+                  CHILD_EXPECT(::open("/opt/data/new", O_CREAT | O_WRONLY, 0600) < 0 &&
+                               errno == EROFS);
+                  return std::string();
+              }),
+              "");
 }
 
 TEST(JailView, TmpIsTheNodeDirectory) {
@@ -130,10 +130,10 @@ TEST(JailView, TmpIsTheNodeDirectory) {
                       if (auto e = enter_jail(config); !e.empty()) {
                           return e;
                       }
-                      return sandbox::write_file("/tmp/from-job", "tmp");
+                      return kit::write_file("/tmp/from-job", "tmp");
                   });
                   CHILD_EXPECT(out.empty());
-                  CHILD_EXPECT(sandbox::read_file("/mnt/node/tmp/from-job") == "tmp");
+                  CHILD_EXPECT(kit::read_file("/mnt/node/tmp/from-job") == "tmp");
                   CHILD_EXPECT(::access("/mnt/jail/tmp/from-job", F_OK) != 0);
                   return std::string();
               }),
@@ -201,7 +201,7 @@ TEST(JailView, TasksForkedAfterEntryAreInTheJail) {
                       ino_t task_ns = 0;
                       CHILD_EXPECT(sjail::current_mount_namespace(task_ns).ok());
                       CHILD_EXPECT(task_ns == step_ns);
-                      CHILD_EXPECT(sandbox::read_file("/etc/slurm-jail-release") == "JAIL");
+                      CHILD_EXPECT(kit::read_file("/etc/slurm-jail-release") == "JAIL");
                       return std::string();
                   });
                   CHILD_EXPECT(task.empty());
@@ -224,7 +224,7 @@ TEST(JailView, EntersFromAMultithreadedProcess) {
                       (void)!::read(stop[0], &c, 1);
                   });
                   const auto s = sjail::enter_namespace(ns.fd.get());
-                  const bool in_jail = sandbox::read_file("/etc/slurm-jail-release") == "JAIL";
+                  const bool in_jail = kit::read_file("/etc/slurm-jail-release") == "JAIL";
                   ::close(stop[1]);
                   other.join();
                   CHILD_EXPECT(s.ok());
@@ -238,7 +238,7 @@ TEST(JailView, EntersFromAMultithreadedProcess) {
 TEST(JailView, UnmountedBindSourceIsNoticed) {
     EXPECT_EQ(on_node([](Config &config) {
                   CHILD_EXPECT(::mount("secret", "/mnt/node/data", "tmpfs", 0, nullptr) == 0);
-                  CHILD_EXPECT(sandbox::write_file("/mnt/node/data/secret", "s").empty());
+                  CHILD_EXPECT(kit::write_file("/mnt/node/data/secret", "s").empty());
                   const auto before = in_child([&] {
                       if (auto e = enter_jail(config); !e.empty()) {
                           return e;
@@ -253,7 +253,7 @@ TEST(JailView, UnmountedBindSourceIsNoticed) {
                           return e;
                       }
                       CHILD_EXPECT(::access("/opt/data/secret", F_OK) != 0);
-                      CHILD_EXPECT(sandbox::read_file("/opt/data/hello") == "hi");
+                      CHILD_EXPECT(kit::read_file("/opt/data/hello") == "hi");
                       return std::string();
                   });
                   CHILD_EXPECT(after.empty());
@@ -265,26 +265,25 @@ TEST(JailView, UnmountedBindSourceIsNoticed) {
 // Tools replace /etc/resolv.conf by writing a new file and renaming it over
 // the old one; a bind of the old file would keep showing the old content.
 TEST(JailView, ResolvConfReplacedByRenameIsNoticed) {
-    EXPECT_EQ(on_node([](Config &config) {
-                  // The node's own /etc, private to this test.
-                  CHILD_EXPECT(::mount("etc", "/etc", "tmpfs", 0, "mode=0755") == 0);
-                  CHILD_EXPECT(sandbox::write_file("/etc/hosts", "127.0.0.1 localhost\n").empty());
-                  CHILD_EXPECT(
-                      sandbox::write_file("/etc/resolv.conf", "nameserver 10.0.0.1\n").empty());
-                  auto seen = [&] {
-                      return in_child([&] {
-                          if (auto e = enter_jail(config); !e.empty()) {
-                              return e;
-                          }
-                          return sandbox::read_file("/etc/resolv.conf");
-                      });
-                  };
-                  CHILD_EXPECT(seen() == "nameserver 10.0.0.1\n");
-                  CHILD_EXPECT(
-                      sandbox::write_file("/etc/resolv.conf.new", "nameserver 10.0.0.2\n").empty());
-                  CHILD_EXPECT(::rename("/etc/resolv.conf.new", "/etc/resolv.conf") == 0);
-                  CHILD_EXPECT(seen() == "nameserver 10.0.0.2\n");
-                  return std::string();
-              }),
-              "");
+    EXPECT_EQ(
+        on_node([](Config &config) {
+            // The node's own /etc, private to this test.
+            CHILD_EXPECT(::mount("etc", "/etc", "tmpfs", 0, "mode=0755") == 0);
+            CHILD_EXPECT(kit::write_file("/etc/hosts", "127.0.0.1 localhost\n").empty());
+            CHILD_EXPECT(kit::write_file("/etc/resolv.conf", "nameserver 10.0.0.1\n").empty());
+            auto seen = [&] {
+                return in_child([&] {
+                    if (auto e = enter_jail(config); !e.empty()) {
+                        return e;
+                    }
+                    return kit::read_file("/etc/resolv.conf");
+                });
+            };
+            CHILD_EXPECT(seen() == "nameserver 10.0.0.1\n");
+            CHILD_EXPECT(kit::write_file("/etc/resolv.conf.new", "nameserver 10.0.0.2\n").empty());
+            CHILD_EXPECT(::rename("/etc/resolv.conf.new", "/etc/resolv.conf") == 0);
+            CHILD_EXPECT(seen() == "nameserver 10.0.0.2\n");
+            return std::string();
+        }),
+        "");
 }

@@ -19,7 +19,7 @@
 #include <thread>
 #include <unistd.h>
 
-using sandbox::in_child;
+using kit::in_child;
 using sjail::Config;
 
 namespace {
@@ -76,7 +76,7 @@ bool is_tmpfs(const char *path) {
 }
 
 std::string super_options_of(const std::string &mount_point) {
-    const std::string info = sandbox::read_file("/proc/self/mountinfo");
+    const std::string info = kit::read_file("/proc/self/mountinfo");
     std::string last;
     std::size_t start = 0;
     while (start < info.size()) {
@@ -106,12 +106,12 @@ std::string on_node(const std::function<std::string(Config &)> &check) {
 TEST(JobNamespace, ATaskSeesOnlyItsJobAndCannotReachBeyondIt) {
     EXPECT_EQ(on_node([](Config &config) {
                   return as_task(config, 7, [] {
-                      CHILD_EXPECT(sandbox::read_file("/etc/slurm-jail-release") == "JAIL");
+                      CHILD_EXPECT(kit::read_file("/etc/slurm-jail-release") == "JAIL");
                       // The job's init is PID 1 and the task the only other process.
                       const auto pids = pids_in_proc();
                       CHILD_EXPECT(pids.size() == 2);
                       CHILD_EXPECT(std::to_string(::getpid()) != "1");
-                      CHILD_EXPECT(sandbox::read_file("/proc/1/comm") == "sjail-job-init\n");
+                      CHILD_EXPECT(kit::read_file("/proc/1/comm") == "sjail-job-init\n");
                       // As a user, the init's root (which is the jail anyway) is out of reach.
                       CHILD_EXPECT(::setgid(kNobody) == 0 && ::setuid(kNobody) == 0);
                       char link[256];
@@ -130,15 +130,15 @@ TEST(JobNamespace, PrivateTmpAndShmPerJobSharedByItsSteps) {
                       CHILD_EXPECT(is_tmpfs("/tmp") && is_tmpfs("/dev/shm"));
                       struct stat st {};
                       CHILD_EXPECT(::stat("/tmp", &st) == 0 && (st.st_mode & 07777) == 01777);
-                      CHILD_EXPECT(sandbox::write_file("/tmp/mine", "job1").empty());
-                      CHILD_EXPECT(sandbox::write_file("/dev/shm/mine", "job1").empty());
+                      CHILD_EXPECT(kit::write_file("/tmp/mine", "job1").empty());
+                      CHILD_EXPECT(kit::write_file("/dev/shm/mine", "job1").empty());
                       return std::string();
                   });
                   CHILD_EXPECT(write_in_job.empty());
                   // Another step of the same job sees it; another job does not.
                   CHILD_EXPECT(as_task(config, 1, [] {
-                                   CHILD_EXPECT(sandbox::read_file("/tmp/mine") == "job1");
-                                   CHILD_EXPECT(sandbox::read_file("/dev/shm/mine") == "job1");
+                                   CHILD_EXPECT(kit::read_file("/tmp/mine") == "job1");
+                                   CHILD_EXPECT(kit::read_file("/dev/shm/mine") == "job1");
                                    return std::string();
                                }).empty());
                   CHILD_EXPECT(as_task(config, 2, [] {
@@ -158,11 +158,11 @@ TEST(JobNamespace, AFullTmpOfOneJobDoesNotStopAnother) {
                   config.job_tmp_size = "64k";
                   CHILD_EXPECT(as_task(config, 1, [] {
                                    const std::string big(128 * 1024, 'x');
-                                   CHILD_EXPECT(!sandbox::write_file("/tmp/big", big).empty());
+                                   CHILD_EXPECT(!kit::write_file("/tmp/big", big).empty());
                                    return std::string();
                                }).empty());
                   CHILD_EXPECT(as_task(config, 2, [] {
-                                   CHILD_EXPECT(sandbox::write_file("/tmp/small", "ok").empty());
+                                   CHILD_EXPECT(kit::write_file("/tmp/small", "ok").empty());
                                    return std::string();
                                }).empty());
                   return std::string();
@@ -194,7 +194,7 @@ TEST(JobNamespace, DeleteEndsTheJobsProcessesAndLeavesNothing) {
                   // The task was killed (its step reports the child died).
                   CHILD_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 1);
                   CHILD_EXPECT(::access(paths.dir.c_str(), F_OK) != 0);
-                  CHILD_EXPECT(sandbox::mounts_below(sjail::jobs_dir(config.state_dir)).empty());
+                  CHILD_EXPECT(kit::mounts_below(sjail::jobs_dir(config.state_dir)).empty());
                   // Deleting again, or a job never seen, is fine.
                   CHILD_EXPECT(sjail::delete_job_namespace(config, 9).ok());
                   CHILD_EXPECT(sjail::delete_job_namespace(config, 12345).ok());
@@ -238,7 +238,7 @@ TEST(JobNamespace, JobTmpOnADirectoryIsRemovedSafely) {
                   config.job_tmp_dir = "/mnt/node/jobtmp";
                   const std::string in_job = as_task(config, 5, [] {
                       CHILD_EXPECT(::mkdir("/tmp/deep", 0755) == 0);
-                      CHILD_EXPECT(sandbox::write_file("/tmp/deep/f", "x").empty());
+                      CHILD_EXPECT(kit::write_file("/tmp/deep/f", "x").empty());
                       // A link to a node file: removed, never followed.
                       CHILD_EXPECT(::symlink("/mnt/host-only", "/tmp/deep/l") == 0);
                       return std::string();
@@ -246,10 +246,10 @@ TEST(JobNamespace, JobTmpOnADirectoryIsRemovedSafely) {
                   if (!in_job.empty()) {
                       return in_job;
                   }
-                  CHILD_EXPECT(sandbox::read_file("/mnt/node/jobtmp/job-5/deep/f") == "x");
+                  CHILD_EXPECT(kit::read_file("/mnt/node/jobtmp/job-5/deep/f") == "x");
                   CHILD_EXPECT(sjail::delete_job_namespace(config, 5).ok());
                   CHILD_EXPECT(!std::filesystem::exists("/mnt/node/jobtmp/job-5"));
-                  CHILD_EXPECT(sandbox::read_file("/mnt/host-only") == "host");
+                  CHILD_EXPECT(kit::read_file("/mnt/host-only") == "host");
                   return std::string();
               }),
               "");
@@ -259,9 +259,9 @@ TEST(JobNamespace, NodeWideTmpWhenAsked) {
     EXPECT_EQ(on_node([](Config &config) {
                   config.job_tmp = sjail::JobTmp::Node;
                   CHILD_EXPECT(as_task(config, 6, [] {
-                                   return sandbox::write_file("/tmp/shared", "node");
+                                   return kit::write_file("/tmp/shared", "node");
                                }).empty());
-                  CHILD_EXPECT(sandbox::read_file("/mnt/node/tmp/shared") == "node");
+                  CHILD_EXPECT(kit::read_file("/mnt/node/tmp/shared") == "node");
                   return std::string();
               }),
               "");

@@ -73,13 +73,13 @@ void install_fake_libs(const std::string &version, const std::string &dir) {
 
 void install_host_libc(const std::string &lib_dir) {
     make_dirs(lib_dir);
-    fs::copy_file("/usr/lib/x86_64-linux-gnu/libc.so.6", lib_dir + "/libc.so.6",
+    fs::copy_file(kMultiarchLib + "/libc.so.6", lib_dir + "/libc.so.6",
                   fs::copy_options::overwrite_existing);
-    fs::copy_file("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
-                  lib_dir + "/ld-linux-x86-64.so.2", fs::copy_options::overwrite_existing);
+    fs::copy_file(kMultiarchLib + "/ld-linux-x86-64.so.2", lib_dir + "/ld-linux-x86-64.so.2",
+                  fs::copy_options::overwrite_existing);
 }
 
-int run(const std::vector<std::string> &argv, std::string *output) {
+int run(const std::vector<std::string> &argv, std::string *output, const std::string &root) {
     int fds[2];
     if (::pipe(fds) != 0) {
         throw std::runtime_error("pipe failed");
@@ -95,7 +95,16 @@ int run(const std::vector<std::string> &argv, std::string *output) {
             args.push_back(const_cast<char *>(a.c_str()));
         }
         args.push_back(nullptr);
-        ::execv(args[0], args.data());
+        if (root.empty()) {
+            ::execv(args[0], args.data());
+            ::_exit(127);
+        }
+        if (::chroot(root.c_str()) != 0 || ::chdir("/") != 0) {
+            ::_exit(126);
+        }
+        char path[] = "PATH=/usr/local/bin:/usr/bin:/bin";
+        char *env[] = {path, nullptr};
+        ::execve(args[0], args.data(), env);
         ::_exit(127);
     }
     ::close(fds[1]);

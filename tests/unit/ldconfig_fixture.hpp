@@ -31,11 +31,17 @@ void install_fake_libs(const std::string &version, const std::string &dir);
 std::string fake_driver_dir(const std::string &version);
 std::string probe_path(const std::string &name);
 
+// The multiarch library directory, as on the host ("/usr/lib/x86_64-linux-gnu").
+inline const std::string kMultiarchLib = std::string("/usr/lib/") + SJAIL_MULTIARCH;
+
 // Copies the host's libc (and the loader) into `lib_dir`.
 void install_host_libc(const std::string &lib_dir);
 
-// Runs a program (no shell) and returns its exit status; output gets stdout+stderr.
-int run(const std::vector<std::string> &argv, std::string *output = nullptr);
+// Runs a program (no shell) and returns its exit status (126: chroot failed,
+// 127: exec failed, 128: killed); output gets stdout+stderr. With `root`, the
+// program runs chrooted there with a plain environment (PATH only).
+int run(const std::vector<std::string> &argv, std::string *output = nullptr,
+        const std::string &root = "");
 
 // ldconfig -X -r ROOT -C /ld.so.cache -f /etc/ld.so.conf EXTRA...; returns ROOT/ld.so.cache.
 std::string make_cache(const std::string &root, const std::vector<std::string> &extra = {});

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 namespace fs = std::filesystem;
-using sandbox::in_child;
+using kit::in_child;
 using sjail::Config;
 using sjail::Fd;
 
@@ -117,7 +117,7 @@ std::string as_builder(const std::function<std::string()> &fn) {
 
 std::string in_jail(const std::vector<std::string> &argv, int &status) {
     std::string out;
-    status = gpu_sandbox::run_in_root(kJail, argv, out);
+    status = fixture::run(argv, &out, kJail);
     return out;
 }
 

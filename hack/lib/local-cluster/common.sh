@@ -8,7 +8,12 @@ LC_SUBNET=${SLURM_JAIL_LOCAL_SUBNET:-10.213.57}
 # One bridge per state directory, so that two local clusters on one machine
 # (e.g. the benchmarks' and the tests') never share or delete each other's.
 LC_BRIDGE=${SLURM_JAIL_LOCAL_BRIDGE:-sjbr$(printf '%s' "$LC_STATE" | sha256sum | cut -c1-4)}
-LC_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
+# Debian's multiarch library directory name (x86_64-linux-gnu on amd64).
+# Exported, so that ns-init (which sources this file too) need not ask again.
+LC_MULTIARCH=${LC_MULTIARCH:-$(dpkg-architecture -qDEB_HOST_MULTIARCH)}
+export LC_MULTIARCH
+# Slurm's PluginDir on Debian.
+LC_PLUGIN_DIR=/usr/lib/$LC_MULTIARCH/slurm-wlm
 LC_USER=sjuser
 LC_UID=5001
 LC_GROUP_EXTRA=sjextra
@@ -18,10 +23,18 @@ LC_CLUSTER=sjlocal
 # documented setup); no: chroot.so alone makes each job's namespaces (the
 # benchmarks switch the plugin off per step, which a job container forbids).
 LC_JOB_CONTAINER=${SLURM_JAIL_LOCAL_JOB_CONTAINER:-yes}
-# The plugstack line, exactly as the README tells admins to write it.
-LC_PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'
+# Where a worker has what chroot.so's defaults expect (docs/contract.md);
+# ns-init binds the cluster's directories onto them.
+LC_JAIL_MOUNTPOINT=/mnt/jail
+LC_MUNGE_DIR=/run/munge
+LC_NODE_STATE_DIR=/run/slurm-jail
+LC_SPOOL_DIR=/var/spool/slurmd
+LC_NODE_TMP_DIR=/var/lib/slurm-jail/tmp
 # Mount points on the host that the node namespaces bind onto.
-LC_HOST_MOUNTPOINTS=(/mnt/jail /run/munge /run/slurm-jail /var/spool/slurmd /var/lib/slurm-jail/tmp)
+LC_HOST_MOUNTPOINTS=("$LC_JAIL_MOUNTPOINT" "$LC_MUNGE_DIR" "$LC_NODE_STATE_DIR" "$LC_SPOOL_DIR"
+    "$LC_NODE_TMP_DIR")
+# The plugstack line, exactly as the README tells admins to write it.
+LC_PLUGSTACK_LINE="required chroot.so jail=$LC_JAIL_MOUNTPOINT"
 
 log() { printf 'local-cluster: %s\n' "$*" >&2; }
 die() {

@@ -13,6 +13,23 @@ write_hosts() {
     } >"$1"
 }
 
+# What every Slurm cluster this repository starts has in its slurm.conf (the
+# local cluster and the smoke tests' single node): daemons as root, munge,
+# no cgroups, chroot.so through /etc/slurm/plugstack.conf.
+slurm_conf_base() {
+    cat <<CONF
+SlurmUser=root
+AuthType=auth/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+MailProg=/bin/true
+ReturnToService=2
+PlugStackConfig=/etc/slurm/plugstack.conf
+SlurmdSpoolDir=$LC_SPOOL_DIR
+CONF
+}
+
 write_slurm_conf() {
     local n i
     n=$(workers)
@@ -20,27 +37,21 @@ write_slurm_conf() {
 # Written by hack/local-cluster; rewritten on every 'up'.
 ClusterName=$LC_CLUSTER
 SlurmctldHost=ctld($(ctld_addr))
-SlurmUser=root
+CONF
+    slurm_conf_base
+    cat <<CONF
 SlurmdUser=root
-AuthType=auth/munge
 CryptoType=crypto/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/builtin
-MailProg=/bin/true
-ReturnToService=2
 SlurmdParameters=config_overrides
 KillWait=5
 MinJobAge=30
 MessageTimeout=20
 InactiveLimit=0
-PlugStackConfig=/etc/slurm/plugstack.conf
 StateSaveLocation=$LC_STATE/ctld
-SlurmdSpoolDir=/var/spool/slurmd
 SlurmctldPidFile=$LC_STATE/ctld/slurmctld.pid
-SlurmdPidFile=/var/spool/slurmd/slurmd.pid
+SlurmdPidFile=$LC_SPOOL_DIR/slurmd.pid
 SlurmctldLogFile=$LC_STATE/logs/slurmctld.log
 SlurmdLogFile=$LC_STATE/logs/slurmd-%n.log
 SlurmdDebug=info

@@ -31,9 +31,10 @@ add_line() {
     grep -q "^$2:" "$1" || echo "$3" >>"$1"
 }
 
+# add_user_to_jail JAIL: the test user (LC_USER...) in the jail's passwd,
+# group and shadow, with a home.
 add_user_to_jail() {
-    local j
-    j=$(jail_dir)
+    local j=$1
     add_line "$j/etc/group" "$LC_USER" "$LC_USER:x:$LC_UID:"
     add_line "$j/etc/group" "$LC_GROUP_EXTRA" "$LC_GROUP_EXTRA:x:$LC_GID_EXTRA:$LC_USER"
     add_line "$j/etc/passwd" "$LC_USER" \
