@@ -207,9 +207,9 @@ SessionDecision decide_session(const SessionFacts &facts) {
         return d;
     }
     if (facts.node_has_jobs) {
-        d.reason = "this node runs Slurm jobs, but the session was not adopted into one; put "
-                   "'account required pam_slurm_adopt.so' before pam_slurm_jail.so in the PAM "
-                   "stack (see pam_slurm_jail(8))";
+        d.reason = "this node runs Slurm jobs, but the session was not adopted into one of the "
+                   "user's jobs; pam_slurm_adopt.so (account, before pam_slurm_jail.so) adopts "
+                   "sessions of users with a job here (see pam_slurm_jail(8))";
         return d;
     }
     d.action = SessionAction::Node;

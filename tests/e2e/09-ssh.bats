@@ -27,6 +27,7 @@ setup_file() {
     printf '%s\n' \
         "account required /lib/security/pam_slurm_adopt.so join_container=false" \
         "account required $PAM_MODULE plugstack=$SSHDIR/plugstack.conf" \
+        "session required pam_env.so user_readenv=1 envfile=/dev/null" \
         "session required $PAM_MODULE plugstack=$SSHDIR/plugstack.conf" >"$SSHDIR/pam-node"
     install -d -m 0755 "$STATE/nodes/login/spool" "$STATE/nodes/login/run" "$STATE/nodes/login/tmp"
     # The login host: the documented node setup (ns-init worker), no slurmd.
@@ -235,6 +236,31 @@ getent_hosts() { awk -v n="$1" '$2 == n { print $1 }' "$STATE/hosts"; }
     assert_output --partial sleep
     assert_line no-slurmd
 }
+
+@test "node1: a SLURM_JOB_ID the user puts in the PAM environment cannot lead into another user's job" {
+    # pam_env with user_readenv (Debian's sshd stack has it) reads
+    # ~/.pam_environment, which the user writes, after pam_slurm_adopt.
+    run ush "sbatch -w node1 -o /dev/null --wrap 'exec sleep 300' | awk '{print \$4}'"
+    local mine=$output
+    run nsenter -t "$(slurmd_pid node2)" -m -u -n -- \
+        sbatch -w node1 -o /dev/null --wrap 'exec sleep 300'
+    assert_success
+    local roots=${output##* }
+    wait_until 30 job_running "$mine"
+    wait_until 30 job_running "$roots"
+    ush "echo 'SLURM_JOB_ID DEFAULT=$roots OVERRIDE=$roots' >.pam_environment"
+    run sshto sjuser "$(node1_addr)" 'echo SESSION-STARTED; ps -e -o comm='
+    ush "rm -f .pam_environment; scancel $mine"
+    ctl_scancel "$roots"
+    assert_failure
+    refute_output --partial SESSION-STARTED
+    # The session phase refused (the account phase, before pam_env, passed):
+    # sshd closes the connection; the reason goes to syslog.
+    run grep -F "pam_open_session()" "$SSHDIR/sshd-node1.log"
+    assert_success
+}
+
+ctl_scancel() { nsenter -t "$(slurmd_pid node2)" -m -u -n -- scancel "$1"; }
 
 job_running() { [ "$(ush "squeue -h -j $1 -o %T")" = RUNNING ]; }
 job_tmp_written() {
