@@ -144,6 +144,28 @@ getent_hosts() { awk -v n="$1" '$2 == n { print $1 }' "$STATE/hosts"; }
     rm -f "$HOST_HOME/e2e-ssh-up"
 }
 
+@test "an interactive session gets a terminal in the jail" {
+    run sshto sjuser 127.0.0.1 -tt "tty; test -f $MARKER && echo marker; exit"
+    assert_success
+    assert_output --regexp '/dev/pts/[0-9]+'
+    assert_output --partial marker
+}
+
+@test "port forwarding works from a session in the jail" {
+    # -L through the session to the login host's own sshd: its banner comes back.
+    nsenter --net="$STATE/netns/login" -- ssh -p 2222 -i "$SSHDIR/user_key" -o IdentitiesOnly=yes \
+        -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+        -o ExitOnForwardFailure=yes -L 127.0.0.1:2299:127.0.0.1:2222 sjuser@127.0.0.1 'sleep 20' \
+        </dev/null >/dev/null 2>&1 3>&- &
+    local client=$!
+    wait_until 15 forwarded_port_open
+    run nsenter --net="$STATE/netns/login" -- timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/2299; head -c 7 <&3'
+    kill "$client" 2>/dev/null || true
+    assert_output SSH-2.0
+}
+
+forwarded_port_open() { nsenter --net="$STATE/netns/login" bash -c 'exec 3<>/dev/tcp/127.0.0.1/2299' 2>/dev/null; }
+
 @test "the client's environment does not steer the session (SLURM_JOB_ID, LD_PRELOAD)" {
     run nsenter --net="$STATE/netns/login" -- env SLURM_JOB_ID=1 LD_PRELOAD=/nonexistent.so \
         ssh -p 2222 -i "$SSHDIR/user_key" -o IdentitiesOnly=yes -o BatchMode=yes \
