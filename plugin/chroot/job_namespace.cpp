@@ -431,6 +431,32 @@ Status open_job_namespace(const Config &config, const NodeNamespace &node, std::
     return {};
 }
 
+Status open_running_job_namespace(const Config &config, std::uint32_t job, JobNamespace &out) {
+    if (!open_existing(job_paths(config.state_dir, job), out)) {
+        return Status::failure("job " + std::to_string(job) +
+                               " has no running namespaces on this node (it has not started "
+                               "here, or it has ended)");
+    }
+    return {};
+}
+
+std::vector<std::uint32_t> running_jobs(const Config &config) {
+    std::vector<std::uint32_t> jobs;
+    DIR *dir = ::opendir(jobs_dir(config.state_dir).c_str());
+    if (dir == nullptr) {
+        return jobs;
+    }
+    while (const dirent *e = ::readdir(dir)) {
+        const auto job = job_of_entry(e->d_name);
+        JobNamespace ns;
+        if (job && open_existing(job_paths(config.state_dir, *job), ns)) {
+            jobs.push_back(*job);
+        }
+    }
+    ::closedir(dir);
+    return jobs;
+}
+
 Status delete_job_namespace(const Config &config, std::uint32_t job) {
     const JobPaths paths = job_paths(config.state_dir, job);
     struct stat st {};

@@ -43,6 +43,13 @@ bool open_existing_job_namespace(const Config &config, std::uint32_t job, JobNam
 Status open_job_namespace(const Config &config, const NodeNamespace &node, std::uint32_t job,
                           JobNamespace &out);
 
+// Opens the namespaces of a job that is running on this node, never making
+// them (an SSH session adopted into the job joins what its steps use).
+Status open_running_job_namespace(const Config &config, std::uint32_t job, JobNamespace &out);
+
+// The jobs that have running namespaces on this node.
+std::vector<std::uint32_t> running_jobs(const Config &config);
+
 // Ends the job on this node: its init is killed, and with it every process
 // still in the job; its namespaces are dropped and its private /tmp removed.
 // Deleting a job that has nothing on the node is not an error.

@@ -114,7 +114,13 @@ prun() { # IMAGE [PODMAN OPTION]... -- [COMMAND ARG...]: a throwaway container w
     jq -e '.volumeMounts | any(.name == "host-keys" and .mountPath == "/etc/ssh/host-keys")' <<<"$c" >/dev/null
     jq -e '.volumeMounts | any(.name == "authorized-keys" and .mountPath == "/etc/ssh/authorized-keys")' <<<"$c" >/dev/null
     grep -Eq '^AuthorizedKeysFile .*/etc/ssh/authorized-keys/%u' "$images/login/sshd_config"
-    grep -Eq '^ChrootDirectory /mnt/jail$' "$images/login/sshd_config"
+    # sessions enter the jail through PAM (pam_slurm_jail.so), not a chroot
+    grep -Eq '^UsePAM yes$' "$images/login/sshd_config"
+    run grep -E '^ChrootDirectory' "$images/login/sshd_config"
+    assert_failure
+    grep -Eq '^account +required +pam_slurm_jail.so$' "$images/login/pam.d/sshd"
+    grep -Eq '^session +required +pam_slurm_jail.so$' "$images/login/pam.d/sshd"
+    grep -q '^COPY login/pam.d/sshd /etc/pam.d/sshd$' "$images/login/Containerfile"
     grep -q 'host_keys_dir=${SSH_HOST_KEYS_DIR:-/etc/ssh/host-keys}' "$images/login/slurm-jail-login-entrypoint"
     grep -q 'ssh_host_\*_key' "$images/login/slurm-jail-login-entrypoint"
 }

@@ -280,6 +280,17 @@ OUT
     jq -e '.containers[0].securityContext == {"privileged": true}' <<<"$spec" >/dev/null
 }
 
+@test "login: CAP_SYS_ADMIN and an unmasked /proc for pam_slurm_jail.so, own user namespace; privileged when asked for" {
+    spec=$(obj "$R/default.json" StatefulSet t-slurm-cluster-login | jq .spec.template.spec)
+    jq -e '.hostUsers == false' <<<"$spec" >/dev/null
+    jq -e '.containers[0].securityContext == {"procMount": "Unmasked", "capabilities": {"add": ["SYS_ADMIN"]}}' <<<"$spec" >/dev/null ||
+        fail "login: $(jq -c .containers[0].securityContext <<<"$spec")"
+    render "$BATS_TEST_TMPDIR/p.json" --set-json 'login.securityContext={"privileged":true}'
+    spec=$(obj "$BATS_TEST_TMPDIR/p.json" StatefulSet t-slurm-cluster-login | jq .spec.template.spec)
+    jq -e 'has("hostUsers") | not' <<<"$spec" >/dev/null
+    jq -e '.containers[0].securityContext == {"privileged": true}' <<<"$spec" >/dev/null
+}
+
 @test "workers: GPUs, resources, node selector, tolerations and extra volumes per nodeset" {
     spec=$(obj "$R/gpu.json" StatefulSet t-slurm-cluster-h100 | jq .spec)
     jq -e '.replicas == 4' <<<"$spec" >/dev/null

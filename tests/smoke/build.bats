@@ -6,6 +6,7 @@ setup() {
     load /usr/lib/bats/bats-assert/load.bash
     SO=$SLURM_JAIL_BUILD_DIR/plugin/chroot/chroot.so
     JC=$SLURM_JAIL_BUILD_DIR/plugin/job_container/job_container_slurm_jail.so
+    PAM_SO=$SLURM_JAIL_BUILD_DIR/plugin/pam/pam_slurm_jail.so
 }
 
 @test "chroot.so exports only the SPANK symbols and the job container's entry points" {
@@ -51,9 +52,17 @@ plugin_type
 plugin_version"
 }
 
-@test "both plugins are linked with full RELRO and a stack protector" {
+@test "pam_slurm_jail.so exports only the PAM entry points" {
+    run bash -c "nm -D --defined-only '$PAM_SO' | awk '{print \$3}' | sort"
+    assert_success
+    assert_output "pam_sm_acct_mgmt
+pam_sm_close_session
+pam_sm_open_session"
+}
+
+@test "the plugins and the PAM module are linked with full RELRO and a stack protector" {
     local so
-    for so in "$SO" "$JC"; do
+    for so in "$SO" "$JC" "$PAM_SO"; do
         run readelf -d "$so"
         assert_output --partial 'BIND_NOW'
         run readelf -l "$so"
@@ -67,12 +76,14 @@ plugin_version"
     local b=$BATS_TEST_TMPDIR/b
     cmake -S "$SLURM_JAIL_ROOT" -B "$b" -DSLURM_JAIL_BUILD_TESTS=OFF -DSLURM_JAIL_BUILD_BENCH=OFF \
         -DSLURM_JAIL_BUILD_HEALTH=OFF >/dev/null
-    cmake --build "$b" --target chroot job_container_slurm_jail slurm-jail-check -j 2 >/dev/null
+    cmake --build "$b" --target chroot job_container_slurm_jail slurm-jail-check pam_slurm_jail -j 2 >/dev/null
     DESTDIR=$BATS_TEST_TMPDIR/root run cmake --install "$b"
     assert_success
     assert [ -f "$BATS_TEST_TMPDIR/root/usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so" ]
     assert [ -f "$BATS_TEST_TMPDIR/root/usr/lib/x86_64-linux-gnu/slurm-wlm/job_container_slurm_jail.so" ]
     assert [ -x "$BATS_TEST_TMPDIR/root/usr/local/sbin/slurm-jail-check" ]
+    # PAM's module directory (pkg-config pam's libdir/security)
+    assert [ -f "$BATS_TEST_TMPDIR/root/lib/x86_64-linux-gnu/security/pam_slurm_jail.so" ]
     (cd "$b" && cpack -G DEB >/dev/null)
     run bash -c "dpkg -c '$b'/slurm-jail_*_amd64.deb | awk '{print \$6}'"
     assert_output --partial './usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so'
@@ -80,6 +91,8 @@ plugin_version"
     assert_output --partial './usr/share/man/man8/chroot.so.8'
     assert_output --partial './usr/sbin/slurm-jail-check'
     assert_output --partial './usr/share/man/man8/slurm-jail-check.8'
+    assert_output --partial './lib/x86_64-linux-gnu/security/pam_slurm_jail.so'
+    assert_output --partial './usr/share/man/man8/pam_slurm_jail.8'
 }
 
 @test "the man pages render without warnings" {
@@ -88,4 +101,10 @@ plugin_version"
         run bash -c "MANWIDTH=80 man --warnings -l '$SLURM_JAIL_ROOT/$page' 2>&1 >/dev/null"
         assert_output ''
     done
+}
+
+@test "pam_slurm_jail(8) renders without warnings" {
+    run bash -c "MANWIDTH=80 man --warnings -l '$SLURM_JAIL_ROOT/plugin/pam/man/pam_slurm_jail.8' 2>&1 >/dev/null"
+    assert_success
+    assert_output ''
 }

@@ -1,0 +1,18 @@
+// Asking slurmctld who a job belongs to. The job id a session names comes
+// from its cgroup or from SLURM_JOB_ID in the PAM environment, which other
+// PAM modules (pam_env with user_readenv) could set; Slurm's own answer is
+// what lets a session into a job.
+#pragma once
+
+#include "status.hpp"
+
+#include <cstdint>
+#include <sys/types.h>
+
+namespace sjail {
+
+// Ok when `job` is running and belongs to `uid` (slurm_load_job, through
+// the node's slurm.conf and munge).
+Status check_job_owner(std::uint32_t job, uid_t uid);
+
+} // namespace sjail

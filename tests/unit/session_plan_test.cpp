@@ -1,0 +1,229 @@
+#include "session_plan.hpp"
+
+#include <gtest/gtest.h>
+
+using sjail::chroot_args_from_plugstack;
+using sjail::decide_session;
+using sjail::find_passwd_entry;
+using sjail::job_of_cgroup;
+using sjail::parse_job_id;
+using sjail::parse_module_args;
+using sjail::SessionAction;
+using sjail::SessionFacts;
+
+namespace {
+const std::string kFile = "/etc/slurm/plugstack.conf";
+using Args = std::vector<std::string>;
+} // namespace
+
+// ---- the chroot.so line of plugstack.conf ----
+
+TEST(Plugstack, TakesTheChrootSoLineArguments) {
+    const auto got = chroot_args_from_plugstack(
+        "# the jail\noptional other.so x=1\nrequired chroot.so jail=/mnt/jail  bind=/a:/b:ro\n",
+        kFile);
+    ASSERT_TRUE(got.status.ok()) << got.status.message();
+    EXPECT_EQ(got.args, (Args{"jail=/mnt/jail", "bind=/a:/b:ro"}));
+}
+
+TEST(Plugstack, PluginNamedByPathTabsAndTrailingComment) {
+    const auto got = chroot_args_from_plugstack(
+        "optional\t/usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so\tjail=/j # comment\r\n", kFile);
+    ASSERT_TRUE(got.status.ok()) << got.status.message();
+    EXPECT_EQ(got.args, (Args{"jail=/j"}));
+}
+
+TEST(Plugstack, CommentedOutLineAndLookalikesAreNotTheLine) {
+    const auto got = chroot_args_from_plugstack(
+        "#required chroot.so jail=/old\nrequired notchroot.so jail=/x\nrequired "
+        "/lib/mychroot.so jail=/y\ninclude /etc/slurm/plugstack.conf.d/*\n",
+        kFile);
+    EXPECT_FALSE(got.status.ok());
+    EXPECT_NE(got.status.message().find("has no chroot.so line"), std::string::npos);
+    EXPECT_NE(got.status.message().find("include lines are not followed"), std::string::npos);
+    EXPECT_NE(got.status.message().find(kFile), std::string::npos);
+}
+
+TEST(Plugstack, TwoChrootSoLinesAreAnError) {
+    const auto got = chroot_args_from_plugstack(
+        "required chroot.so jail=/a\noptional chroot.so jail=/b\n", kFile);
+    EXPECT_FALSE(got.status.ok());
+    EXPECT_TRUE(got.args.empty());
+    EXPECT_NE(got.status.message().find("more than one chroot.so line"), std::string::npos);
+}
+
+TEST(Plugstack, EmptyFile) {
+    EXPECT_FALSE(chroot_args_from_plugstack("", kFile).status.ok());
+}
+
+// ---- module arguments ----
+
+TEST(ModuleArgs, DefaultIsEtcSlurmPlugstack) {
+    const auto got = parse_module_args({});
+    ASSERT_TRUE(got.status.ok());
+    EXPECT_EQ(got.plugstack, "/etc/slurm/plugstack.conf");
+}
+
+TEST(ModuleArgs, PlugstackPath) {
+    const auto got = parse_module_args({"plugstack=/etc/other/plugstack.conf"});
+    ASSERT_TRUE(got.status.ok()) << got.status.message();
+    EXPECT_EQ(got.plugstack, "/etc/other/plugstack.conf");
+}
+
+TEST(ModuleArgs, ErrorsNameTheFix) {
+    EXPECT_NE(parse_module_args({"jail=/mnt/jail"}).status.message().find("plugstack=FILE"),
+              std::string::npos);
+    EXPECT_NE(parse_module_args({"plugstack=relative"}).status.message().find("absolute"),
+              std::string::npos);
+    EXPECT_NE(parse_module_args({"plugstack="}).status.message().find("absolute"),
+              std::string::npos);
+    EXPECT_NE(parse_module_args({"plugstack=/a", "plugstack=/b"}).status.message().find("twice"),
+              std::string::npos);
+}
+
+// ---- the job of a cgroup ----
+
+TEST(CgroupJob, V1ExternStepWithUid) {
+    const auto got = job_of_cgroup("12:freezer:/slurm/uid_5001/job_42/step_extern\n"
+                                   "11:memory:/slurm/uid_5001/job_42/step_extern/task_0\n"
+                                   "1:name=systemd:/user.slice\n");
+    ASSERT_TRUE(got.status.ok());
+    EXPECT_EQ(got.job, 42U);
+    EXPECT_EQ(got.uid, 5001U);
+}
+
+TEST(CgroupJob, V2ExternStep) {
+    const auto got = job_of_cgroup("0::/system.slice/slurmstepd.scope/job_7/step_extern/user\n");
+    ASSERT_TRUE(got.status.ok());
+    EXPECT_EQ(got.job, 7U);
+    EXPECT_FALSE(got.uid.has_value());
+}
+
+TEST(CgroupJob, NoSlurmJob) {
+    const auto got = job_of_cgroup("0::/\n4:cpu:/user.slice\n");
+    ASSERT_TRUE(got.status.ok());
+    EXPECT_FALSE(got.job.has_value());
+}
+
+TEST(CgroupJob, AJobComponentWithoutAStepBelowIsNotAJob) {
+    EXPECT_FALSE(job_of_cgroup("0::/home/job_5\n").job.has_value());
+    EXPECT_FALSE(job_of_cgroup("0::/slurm/job_5x/step_0\n").job.has_value());
+    EXPECT_FALSE(job_of_cgroup("0::/slurm/job_/step_0\n").job.has_value());
+}
+
+TEST(CgroupJob, PathsHoldingColons) {
+    const auto got = job_of_cgroup("3:cpu,cpuacct:/odd:name/slurm/uid_1/job_9/step_extern\n");
+    EXPECT_EQ(got.job, 9U);
+}
+
+TEST(CgroupJob, TwoJobsAreRefused) {
+    const auto got = job_of_cgroup("12:freezer:/slurm/uid_1/job_1/step_extern\n"
+                                   "11:memory:/slurm/uid_1/job_2/step_extern\n");
+    EXPECT_FALSE(got.status.ok());
+    EXPECT_FALSE(got.job.has_value());
+}
+
+TEST(CgroupJob, TwoUidsAreRefused) {
+    const auto got = job_of_cgroup("12:freezer:/slurm/uid_1/job_1/step_extern\n"
+                                   "11:memory:/slurm/uid_2/job_1/step_extern\n");
+    EXPECT_FALSE(got.status.ok());
+}
+
+TEST(JobId, Parse) {
+    EXPECT_EQ(parse_job_id("123"), 123U);
+    EXPECT_FALSE(parse_job_id("").has_value());
+    EXPECT_FALSE(parse_job_id("0").has_value());
+    EXPECT_FALSE(parse_job_id("-1").has_value());
+    EXPECT_FALSE(parse_job_id("12 ").has_value());
+    EXPECT_FALSE(parse_job_id("4294967296").has_value());
+    EXPECT_FALSE(parse_job_id("1e3").has_value());
+}
+
+// ---- passwd ----
+
+TEST(Passwd, FindsTheExactName) {
+    const std::string text = "root:x:0:0:root:/root:/bin/bash\n"
+                             "sjuser2:x:5002:5002::/home/sjuser2:/bin/sh\n"
+                             "sjuser:x:5001:5001:test user:/home/sjuser:/bin/bash\n";
+    const auto got = find_passwd_entry(text, "sjuser");
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->uid, 5001U);
+    EXPECT_EQ(got->gid, 5001U);
+    EXPECT_EQ(got->home, "/home/sjuser");
+    EXPECT_EQ(got->shell, "/bin/bash");
+    EXPECT_FALSE(find_passwd_entry(text, "sjuse").has_value());
+    EXPECT_FALSE(find_passwd_entry(text, "").has_value());
+}
+
+TEST(Passwd, MalformedEntriesAreNoEntry) {
+    EXPECT_FALSE(find_passwd_entry("u:x:abc:1::/h:/bin/sh\n", "u").has_value());
+    EXPECT_FALSE(find_passwd_entry("u:x:1:1::/h\n", "u").has_value());
+    EXPECT_FALSE(find_passwd_entry("u:x:1:1::/h:/bin/sh:extra\n", "u").has_value());
+    EXPECT_FALSE(find_passwd_entry("+u::::::\n", "u").has_value());
+}
+
+// ---- the decision ----
+
+namespace {
+SessionFacts facts_for(unsigned uid) {
+    SessionFacts f;
+    f.uid = uid;
+    return f;
+}
+} // namespace
+
+TEST(Decide, LoginNodeWithoutJobsUsesTheNodeNamespace) {
+    EXPECT_EQ(decide_session(facts_for(5001)).action, SessionAction::Node);
+}
+
+TEST(Decide, NodeWithJobsButNoAdoptionIsRefused) {
+    auto f = facts_for(5001);
+    f.node_has_jobs = true;
+    const auto d = decide_session(f);
+    EXPECT_EQ(d.action, SessionAction::Refuse);
+    EXPECT_NE(d.reason.find("pam_slurm_adopt"), std::string::npos);
+}
+
+TEST(Decide, AdoptedByCgroupOrPamEnvironment) {
+    auto f = facts_for(5001);
+    f.node_has_jobs = true;
+    f.cgroup.job = 42;
+    f.cgroup.uid = 5001;
+    auto d = decide_session(f);
+    EXPECT_EQ(d.action, SessionAction::Job);
+    EXPECT_EQ(d.job, 42U);
+    f = facts_for(5001);
+    f.pam_env_job = 43;
+    d = decide_session(f);
+    EXPECT_EQ(d.action, SessionAction::Job);
+    EXPECT_EQ(d.job, 43U);
+}
+
+TEST(Decide, CgroupOfAnotherUidIsRefused) {
+    auto f = facts_for(5001);
+    f.cgroup.job = 42;
+    f.cgroup.uid = 0;
+    EXPECT_EQ(decide_session(f).action, SessionAction::Refuse);
+}
+
+TEST(Decide, CgroupAndEnvironmentDisagreeingIsRefused) {
+    auto f = facts_for(5001);
+    f.cgroup.job = 42;
+    f.pam_env_job = 41;
+    const auto d = decide_session(f);
+    EXPECT_EQ(d.action, SessionAction::Refuse);
+    EXPECT_NE(d.reason.find("42"), std::string::npos);
+    EXPECT_NE(d.reason.find("41"), std::string::npos);
+}
+
+TEST(Decide, MalformedEnvironmentJobIsRefusedNotIgnored) {
+    auto f = facts_for(5001);
+    f.pam_env_job_malformed = true;
+    EXPECT_EQ(decide_session(f).action, SessionAction::Refuse);
+}
+
+TEST(Decide, AmbiguousCgroupIsRefused) {
+    auto f = facts_for(5001);
+    f.cgroup.status = sjail::Status::failure("two jobs");
+    EXPECT_EQ(decide_session(f).action, SessionAction::Refuse);
+}
