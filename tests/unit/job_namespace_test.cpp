@@ -112,6 +112,11 @@ TEST(JobNamespace, ATaskSeesOnlyItsJobAndCannotReachBeyondIt) {
                       CHILD_EXPECT(pids.size() == 2);
                       CHILD_EXPECT(std::to_string(::getpid()) != "1");
                       CHILD_EXPECT(sandbox::read_file("/proc/1/comm") == "sjail-job-init\n");
+                      // Its command line is its own, not the creator's (a
+                      // slurmd or slurmstepd, here the test program).
+                      std::string cmdline = sandbox::read_file("/proc/1/cmdline");
+                      cmdline.erase(cmdline.find_last_not_of('\0') + 1);
+                      CHILD_EXPECT(cmdline == "sjail-job-init");
                       // As a user, the init's root (which is the jail anyway) is out of reach.
                       CHILD_EXPECT(::setgid(kNobody) == 0 && ::setuid(kNobody) == 0);
                       char link[256];
