@@ -13,6 +13,9 @@ LC_USER=sjuser
 LC_UID=5001
 LC_GROUP_EXTRA=sjextra
 LC_GID_EXTRA=5002
+# A second user, for tests of one user's job against another's.
+LC_USER2=sjother
+LC_UID2=5003
 LC_CLUSTER=sjlocal
 # yes: slurm.conf has JobContainerType=job_container/slurm_jail (the
 # documented setup); no: chroot.so alone makes each job's namespaces (the
@@ -20,6 +23,8 @@ LC_CLUSTER=sjlocal
 LC_JOB_CONTAINER=${SLURM_JAIL_LOCAL_JOB_CONTAINER:-yes}
 # The plugstack line, exactly as the README tells admins to write it.
 LC_PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'
+# More key=value settings for that line (tests of job_tmp_size= and the like).
+LC_PLUGSTACK_EXTRA=${SLURM_JAIL_LOCAL_PLUGSTACK_EXTRA:-}
 # Mount points on the host that the node namespaces bind onto.
 LC_HOST_MOUNTPOINTS=(/mnt/jail /run/munge /run/slurm-jail /var/spool/slurmd /var/lib/slurm-jail/tmp)
 

@@ -62,7 +62,7 @@ write_config() {
     local etc=$LC_STATE/etc
     install -d -m 0755 "$etc" "$LC_STATE/ctld" "$LC_STATE/logs"
     write_slurm_conf >"$etc/slurm.conf"
-    echo "$LC_PLUGSTACK_LINE" >"$etc/plugstack.conf"
+    echo "$LC_PLUGSTACK_LINE${LC_PLUGSTACK_EXTRA:+ $LC_PLUGSTACK_EXTRA}" >"$etc/plugstack.conf"
     write_hosts "$LC_STATE/hosts"
     write_hosts "$(jail_dir)/etc/hosts"
     chmod 0644 "$etc/slurm.conf" "$etc/plugstack.conf" "$LC_STATE/hosts"
