@@ -90,6 +90,28 @@ std::string super_options_of(const std::string &mount_point) {
     return last;
 }
 
+// Deletes every job's namespaces on the node: a job's init lives outside
+// the sandbox node's process tree and would outlive the test.
+void delete_all_jobs(const Config &config) {
+    DIR *dir = ::opendir(sjail::jobs_dir(config.state_dir).c_str());
+    std::vector<std::uint32_t> jobs;
+    while (dir != nullptr) {
+        const dirent *e = ::readdir(dir);
+        if (e == nullptr) {
+            break;
+        }
+        if (const auto job = sjail::job_of_entry(e->d_name)) {
+            jobs.push_back(*job);
+        }
+    }
+    if (dir != nullptr) {
+        ::closedir(dir);
+    }
+    for (const auto job : jobs) {
+        (void)sjail::delete_job_namespace(config, job);
+    }
+}
+
 // Runs `check` on a fresh sandbox node (see sandbox.hpp).
 std::string on_node(const std::function<std::string(Config &)> &check) {
     return in_child([&] {
@@ -97,7 +119,9 @@ std::string on_node(const std::function<std::string(Config &)> &check) {
         if (auto e = sandbox::make_node(config); !e.empty()) {
             return e;
         }
-        return check(config);
+        std::string result = check(config);
+        delete_all_jobs(config);
+        return result;
     });
 }
 
