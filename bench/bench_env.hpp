@@ -22,6 +22,15 @@ enum class Op : std::uint32_t {
     // In a forked child: the design the node namespace replaces, a fresh
     // namespace per task (unshare + build_jail_view). One value.
     Fresh = 3,
+    // In a forked child, as slurmstepd does per step since each job has its
+    // own namespaces: enter_job_for_step (the job's namespaces exist, as for
+    // every step after a job's first), start_children_in_job (the job's PID
+    // namespace for the fork window), then, in a task child born there,
+    // enter_tasks_view and the cwd check. Three values: step, pid, task.
+    JobEntry = 4,
+    // In the node process: a new job's namespaces made (its first step or
+    // job_container create) and deleted (job end). Two values: make, delete.
+    JobMake = 5,
 };
 
 class Env {
