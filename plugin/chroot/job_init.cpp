@@ -1,5 +1,6 @@
 #include "job_init.hpp"
 
+#include "child_process.hpp"
 #include "fd.hpp"
 #include "job_layout.hpp"
 #include "status.hpp"
@@ -124,7 +125,7 @@ void let_go_of_the_parent() noexcept {
 
 } // namespace
 
-void run_job_init(const ProcOptions &proc, int ready_fd) noexcept {
+void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept {
     try {
         const Status s = make_tasks_view(proc);
         if (s.ok()) {
@@ -136,6 +137,16 @@ void run_job_init(const ProcOptions &proc, int ready_fd) noexcept {
         }
     } catch (...) {
         ::_exit(1);
+    }
+    // Nothing of the creator's but the lifeline: its caller waits for EOF on
+    // the report pipe, which this process must not hold.
+    close_inherited_fds({keep_fd});
+    char byte = 0;
+    ssize_t n = 0;
+    while ((n = ::read(keep_fd, &byte, 1)) < 0 && errno == EINTR) {
+    }
+    if (n != 1 || byte != 'k') {
+        ::_exit(0);
     }
     let_go_of_the_parent();
     reap_forever();

@@ -132,8 +132,9 @@ Status mount_job_tmp(const Inputs &in) {
 }
 
 // In the creator child: the stepd view, then the job's PID namespace and its
-// init (which makes the tasks' view). Reports the init's pid.
-Status make_in_child(const Inputs &in, pid_t &init) {
+// init (which makes the tasks' view). Reports the init's pid; `keep_init`
+// is the init's lifeline (see run_job_init).
+Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
     if (::setns(in.node_ns, CLONE_NEWNS) != 0) {
         return Status::from_errno("entering the node's jail namespace");
     }
@@ -151,18 +152,25 @@ Status make_in_child(const Inputs &in, pid_t &init) {
         return Status::from_errno("making the job's PID namespace");
     }
     Pipe ready;
+    Pipe keep;
     if (auto s = make_pipe(ready); !s.ok()) {
+        return s;
+    }
+    if (auto s = make_pipe(keep); !s.ok()) {
         return s;
     }
     init = ::fork();
     if (init == 0) {
         ready.read.reset();
-        run_job_init(in.proc, ready.write.get());
+        keep.write.reset();
+        run_job_init(in.proc, ready.write.get(), keep.read.get());
     }
     if (init < 0) {
         return Status::from_errno("fork the job's init");
     }
     ready.write.reset();
+    keep.read.reset();
+    keep_init = std::move(keep.write);
     const std::string line = read_line(ready.read.get());
     if (line != "ok\n") {
         return Status::failure(line.rfind("error ", 0) == 0 ? line.substr(6, line.size() - 7)
@@ -171,11 +179,15 @@ Status make_in_child(const Inputs &in, pid_t &init) {
     return {};
 }
 
+// The creator. Reports, then waits on `hold_fd`: a "k" from the caller (it
+// kept the namespaces) lets the init live on; EOF alone (the caller gave up,
+// or the creator is killed at the deadline) ends the init with it.
 [[noreturn]] void run_creator(const Inputs &in, int cpu, int report_fd, int hold_fd) noexcept {
+    Fd keep_init;
     try {
         pin_to_cpu(cpu);
         pid_t init = 0;
-        const Status s = make_in_child(in, init);
+        const Status s = make_in_child(in, init, keep_init);
         write_all(report_fd,
                   s.ok() ? job_creator_success_line(init) : builder_failure_line(s.message()));
     } catch (...) {
@@ -185,7 +197,12 @@ Status make_in_child(const Inputs &in, pid_t &init) {
     }
     ::close(report_fd);
     char byte = 0;
-    while (::read(hold_fd, &byte, 1) < 0 && errno == EINTR) {
+    ssize_t n = 0;
+    while ((n = ::read(hold_fd, &byte, 1)) < 0 && errno == EINTR) {
+    }
+    if (n == 1 && byte == 'k' && keep_init.valid()) {
+        const ssize_t w = ::write(keep_init.get(), "k", 1);
+        (void)w;
     }
     ::_exit(0);
 }
@@ -227,8 +244,7 @@ Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_
     const auto deadline = ChildClock::now() + std::chrono::seconds(in.config.build_timeout_s);
     const pid_t creator = ::fork();
     if (creator == 0) {
-        report.read.reset();
-        hold.write.reset();
+        close_inherited_fds({report.write.get(), hold.read.get(), in.node_ns, in.tmp_tree});
         run_creator(in, cpu, report.write.get(), hold.read.get());
     }
     report.write.reset();
@@ -247,6 +263,9 @@ Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_
             init = identify(static_cast<pid_t>(claimed));
             bind_errno = init ? keep_namespaces(creator, init->pid, paths) : ESRCH;
         }
+    }
+    if (init && bind_errno == 0) {
+        write_all(hold.write.get(), "k"); // the init lives on
     }
     hold.write.reset();
     const BuilderEnd end =
@@ -305,15 +324,16 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
     if (auto s = load_proc_options(config, in.proc); !s.ok()) {
         return s;
     }
-    Fd tmp_tree;
-    if (config.job_tmp == JobTmp::Directory) {
-        if (auto s = clone_job_tmp_dir(config, job, tmp_tree); !s.ok()) {
-            return s;
-        }
-        in.tmp_tree = tmp_tree.get();
-    }
     int bind_errno = 0;
     for (const int cpu : cpus_to_try()) {
+        // A detached tree is attached once: a fresh clone for every attempt.
+        Fd tmp_tree;
+        if (config.job_tmp == JobTmp::Directory) {
+            if (auto s = clone_job_tmp_dir(config, job, tmp_tree); !s.ok()) {
+                return s;
+            }
+            in.tmp_tree = tmp_tree.get();
+        }
         if (auto s = attempt_make(in, paths, cpu, bind_errno); !s.ok()) {
             return s;
         }

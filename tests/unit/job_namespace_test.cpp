@@ -326,3 +326,83 @@ TEST(JobNamespace, AJobTmpDirectoryUsersControlIsRefused) {
               }),
               "");
 }
+
+// slurmd makes the namespaces of jobs that start at once from several
+// threads; each creator child is forked while the others' pipes are open.
+// None may hold another's pipes (each would wait for the other until the
+// deadline).
+TEST(JobNamespace, JobsStartingAtOnceFromThreadsAreMadeInTime) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  config.build_timeout_s = 10;
+                  sjail::NodeNamespace node;
+                  CHILD_EXPECT(sjail::acquire_node_namespace(config, node).ok());
+                  constexpr int kJobs = 16;
+                  std::vector<std::string> errors(kJobs);
+                  std::vector<std::thread> threads;
+                  for (int i = 0; i < kJobs; ++i) {
+                      threads.emplace_back([&config, &node, &errors, i] {
+                          sjail::JobNamespace job;
+                          const auto s = sjail::open_job_namespace(
+                              config, node, static_cast<std::uint32_t>(100 + i), job);
+                          errors[static_cast<std::size_t>(i)] = s.ok() ? "" : s.message();
+                      });
+                  }
+                  for (auto &t : threads) {
+                      t.join();
+                  }
+                  // A creator stuck on another's pipe is killed at the
+                  // deadline: its job fails with "did not finish within".
+                  for (const auto &e : errors) {
+                      CHILD_EXPECT(e.empty());
+                  }
+                  return std::string();
+              }),
+              "");
+}
+
+namespace {
+
+std::string link_of(const std::string &path) {
+    char target[4096] = {};
+    return ::readlink(path.c_str(), target, sizeof(target) - 1) > 0 ? target : "";
+}
+
+// Processes of this test program in another PID namespace: jobs' inits
+// (named so or not yet).
+int inits_of_this_program() {
+    const std::string self = link_of("/proc/self/exe");
+    const std::string own_pid_ns = link_of("/proc/self/ns/pid");
+    int count = 0;
+    for (const auto &pid : pids_in_proc()) {
+        const std::string dir = "/proc/" + pid;
+        if (link_of(dir + "/exe") == self && link_of(dir + "/ns/pid") != own_pid_ns) {
+            ++count;
+        }
+    }
+    return count;
+}
+
+} // namespace
+
+// A creator killed at its deadline (a hung jail filesystem) takes the init
+// it forked with it: nothing of a failed attempt stays on the node.
+TEST(JobNamespace, AnAttemptPastItsDeadlineLeavesNoInit) {
+    const int before = inits_of_this_program();
+    EXPECT_EQ(on_node([](Config &config) {
+                  sjail::NodeNamespace node;
+                  CHILD_EXPECT(sjail::acquire_node_namespace(config, node).ok());
+                  config.build_timeout_s = 0; // the deadline is now: every attempt is too late
+                  for (std::uint32_t job = 200; job < 220; ++job) {
+                      sjail::JobNamespace ns;
+                      CHILD_EXPECT(!sjail::open_job_namespace(config, node, job, ns).ok());
+                  }
+                  return std::string();
+              }),
+              "");
+    int after = inits_of_this_program();
+    for (int i = 0; i < 50 && after > before; ++i) {
+        ::usleep(20000);
+        after = inits_of_this_program();
+    }
+    EXPECT_EQ(after, before);
+}
