@@ -21,6 +21,9 @@ LC_CLUSTER=sjlocal
 # documented setup); no: chroot.so alone makes each job's namespaces (the
 # benchmarks switch the plugin off per step, which a job container forbids).
 LC_JOB_CONTAINER=${SLURM_JAIL_LOCAL_JOB_CONTAINER:-yes}
+# yes: proctrack/cgroup and task/cgroup with ConstrainRAMSpace (cgroup v1),
+# so that --mem is enforced; no (default): proctrack/linuxproc, task/none.
+LC_CGROUP=${SLURM_JAIL_LOCAL_CGROUP:-no}
 # The plugstack line, exactly as the README tells admins to write it.
 LC_PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'
 # More key=value settings for that line (tests of job_tmp_size= and the like).

@@ -14,8 +14,10 @@ write_hosts() {
 }
 
 write_slurm_conf() {
-    local n i
+    local n i mem=
     n=$(workers)
+    # --mem needs memory on the node to ask for.
+    [ "$LC_CGROUP" = yes ] && mem=" RealMemory=4096"
     cat <<CONF
 # Written by hack/local-cluster; rewritten on every 'up'.
 ClusterName=$LC_CLUSTER
@@ -24,10 +26,10 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CryptoType=crypto/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+ProctrackType=$([ "$LC_CGROUP" = yes ] && echo proctrack/cgroup || echo proctrack/linuxproc)
+TaskPlugin=$([ "$LC_CGROUP" = yes ] && echo task/cgroup || echo task/none)
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+SelectTypeParameters=$([ "$LC_CGROUP" = yes ] && echo CR_Core_Memory || echo CR_Core)
 SchedulerType=sched/builtin
 MailProg=/bin/true
 ReturnToService=2
@@ -53,7 +55,7 @@ CONF
         echo "PrologFlags=Contain"
     fi
     for ((i = 1; i <= n; i++)); do
-        echo "NodeName=$(node_name "$i") NodeAddr=$(node_addr "$i") CPUs=32 State=UNKNOWN"
+        echo "NodeName=$(node_name "$i") NodeAddr=$(node_addr "$i") CPUs=32${mem} State=UNKNOWN"
     done
     echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
 }
@@ -63,7 +65,10 @@ write_config() {
     install -d -m 0755 "$etc" "$LC_STATE/ctld" "$LC_STATE/logs"
     write_slurm_conf >"$etc/slurm.conf"
     echo "$LC_PLUGSTACK_LINE${LC_PLUGSTACK_EXTRA:+ $LC_PLUGSTACK_EXTRA}" >"$etc/plugstack.conf"
+    # Read only with task/cgroup; the nodes share the host's cgroup v1 tree.
+    printf '%s\n' "# Written by hack/local-cluster." "CgroupPlugin=cgroup/v1" \
+        "ConstrainRAMSpace=yes" "ConstrainSwapSpace=yes" >"$etc/cgroup.conf"
     write_hosts "$LC_STATE/hosts"
     write_hosts "$(jail_dir)/etc/hosts"
-    chmod 0644 "$etc/slurm.conf" "$etc/plugstack.conf" "$LC_STATE/hosts"
+    chmod 0644 "$etc/slurm.conf" "$etc/plugstack.conf" "$etc/cgroup.conf" "$LC_STATE/hosts"
 }
