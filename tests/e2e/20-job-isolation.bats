@@ -152,14 +152,3 @@ SCRIPT
     wait_until 30 bash -c "! pgrep -u $TEST_UID -f '^sleep 91[67]$'"
     wait_until 30 bash -c "! kill -0 $init 2>/dev/null"
 }
-
-@test "--mem: a task over its memory limit is killed (needs the memory cgroup)" {
-    local plugin
-    plugin=$(ush "scontrol show config" | sed -n 's/^TaskPlugin *= *//p')
-    if [[ $plugin != *task/cgroup* ]]; then
-        skip "the local cluster runs TaskPlugin=$plugin: no memory cgroup controller limits jobs, so --mem is not enforced"
-    fi
-    run ush "srun -w node1 --mem=64M sh -c 'head -c 512M /dev/zero | tail | wc -c'"
-    assert_failure
-    assert_output --regexp 'oom|OOM|Out Of Memory|memory'
-}
