@@ -61,11 +61,12 @@ wait_until() {
 slurmd_pid() { cat "$STATE/nodes/$1/spool/slurmd.pid"; }
 
 # Mount table of a node's own mount namespace (where slurmstepd runs).
-# Mounts of podman containers (other suites) copied in at node start are
-# left out: they come and go with those containers.
+# Mounts of podman containers (other suites, and private stores such as
+# /var/lib/containers-NAME) copied in at node start are left out: they come
+# and go with those containers.
 node_mounts() {
     nsenter -t "$(slurmd_pid "$1")" -m findmnt -rn -o TARGET,SOURCE,FSTYPE |
-        grep -v '^/var/lib/containers/' | sort
+        grep -Ev '^/var/lib/containers(-[^/ ]*)?/' | sort
 }
 
 # The host's mounts that concern the jail or the cluster state.
