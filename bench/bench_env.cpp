@@ -6,6 +6,7 @@
 #include "kit/files.hpp"
 #include "kit/jail_skeleton.hpp"
 #include "kit/node.hpp"
+#include "job_namespace.hpp"
 #include "mount_plan.hpp"
 #include "node_namespace.hpp"
 #include "node_stamp_sys.hpp"
@@ -34,6 +35,9 @@ namespace {
 // private namespace only; the host's own /mnt is never touched.
 constexpr const char *kBase = "/mnt";
 constexpr const char *kRelease = "JAIL-BENCH\n";
+// The job every JobEntry sample enters; made before a batch of samples and
+// deleted after it (job_entry_batch).
+constexpr std::uint32_t kBenchJob = 7;
 
 std::int64_t now_ns() {
     timespec ts{};
@@ -135,7 +139,8 @@ std::string setup(int host_mounts, const std::vector<int> &binds, std::vector<Ja
         return e;
     }
     // Each prepared config adds two mounts: its state directory's self-bind
-    // and the nsfs bind that keeps its namespace.
+    // and the nsfs bind that keeps its namespace. (A job's namespaces add
+    // three more while job entries are sampled: a node with one job.)
     const int missing = host_mounts - static_cast<int>(kit::mount_points().size()) -
                         2 * static_cast<int>(binds.size());
     if (auto e = add_host_mounts(std::max(missing, 0)); !e.empty()) {
@@ -238,6 +243,97 @@ std::string entry_sample(const JailConfig &jc, std::vector<std::int64_t> &values
             return "";
         },
         values);
+}
+
+// What slurmstepd and a task do per step and task with per-job namespaces.
+std::string job_entry_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
+    return in_child(
+        [&jc](std::vector<std::int64_t> &got) -> std::string {
+            sjail::StepJail step;
+            const std::int64_t t0 = now_ns();
+            const sjail::Status entered = sjail::enter_job_for_step(jc.config, kBenchJob, step);
+            const std::int64_t t1 = now_ns();
+            if (!entered.ok()) {
+                return "enter_job_for_step: " + entered.message();
+            }
+            const sjail::Status pid = sjail::start_children_in_job(step);
+            const std::int64_t t2 = now_ns();
+            if (!pid.ok()) {
+                return "start_children_in_job: " + pid.message();
+            }
+            std::vector<std::int64_t> task;
+            const std::string task_error = in_child(
+                [&step](std::vector<std::int64_t> &t) -> std::string {
+                    const std::int64_t a = now_ns();
+                    const sjail::Status s =
+                        sjail::enter_tasks_view(step, sjail::PidCheck::Required);
+                    char cwd[4096];
+                    const bool have_cwd = ::getcwd(cwd, sizeof(cwd)) != nullptr;
+                    const bool fell_back = have_cwd && sjail::working_dir_fell_back(cwd, "/");
+                    const std::int64_t b = now_ns();
+                    if (!s.ok()) {
+                        return "enter_tasks_view: " + s.message();
+                    }
+                    if (!have_cwd || fell_back || ::getpid() == 1) {
+                        return "the task has no cwd in the job's view";
+                    }
+                    if (auto outside = check_inside_jail(); !outside.empty()) {
+                        return outside;
+                    }
+                    t = {b - a};
+                    return "";
+                },
+                task);
+            sjail::stop_children_in_job(step);
+            if (!task_error.empty()) {
+                return "task: " + task_error;
+            }
+            got = {t1 - t0, t2 - t1, task.at(0)};
+            return "";
+        },
+        values);
+}
+
+// Around a batch of JobEntry samples: the job's namespaces are made
+// (start = true), as by its first step, or deleted.
+std::string job_entry_batch(const JailConfig &jc, bool start) {
+    if (!start) {
+        const sjail::Status s = sjail::delete_job_namespace(jc.config, kBenchJob);
+        return s.ok() ? "" : "deleting the job's namespaces: " + s.message();
+    }
+    sjail::NodeNamespace node;
+    sjail::JobNamespace job;
+    sjail::Status s = sjail::acquire_node_namespace(jc.config, node);
+    if (s.ok()) {
+        s = sjail::open_job_namespace(jc.config, node, kBenchJob, job);
+    }
+    return s.ok() ? "" : "making the job's namespaces: " + s.message();
+}
+
+// A new job's namespaces made, then deleted, in the node process.
+std::string job_make_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
+    static std::uint32_t next_job = 1000;
+    const std::uint32_t job = next_job++;
+    sjail::NodeNamespace node;
+    if (auto s = sjail::acquire_node_namespace(jc.config, node); !s.ok()) {
+        return "acquire: " + s.message();
+    }
+    sjail::JobNamespace job_ns;
+    const std::int64_t t0 = now_ns();
+    const sjail::Status made = sjail::open_job_namespace(jc.config, node, job, job_ns);
+    const std::int64_t t1 = now_ns();
+    job_ns = {};
+    const sjail::Status deleted = sjail::delete_job_namespace(jc.config, job);
+    const std::int64_t t2 = now_ns();
+    if (!made.ok()) {
+        return "open_job_namespace: " + made.message();
+    }
+    if (!deleted.ok()) {
+        return "delete_job_namespace: " + deleted.message();
+    }
+    values.push_back(t1 - t0);
+    values.push_back(t2 - t1);
+    return "";
 }
 
 // The replaced design: a fresh namespace per task, copying the host's table.
@@ -352,6 +448,10 @@ bool read_reply(int sock, std::string &error, std::vector<std::int64_t> &values)
         if (jc == configs.end()) {
             error = "no config with " + std::to_string(req.binds) + " binds";
         }
+        const bool job_batch = error.empty() && static_cast<Op>(req.op) == Op::JobEntry;
+        if (job_batch) {
+            error = job_entry_batch(*jc, true);
+        }
         for (std::uint32_t i = 0; error.empty() && i < req.count; ++i) {
             switch (static_cast<Op>(req.op)) {
             case Op::Entry:
@@ -366,15 +466,29 @@ bool read_reply(int sock, std::string &error, std::vector<std::int64_t> &values)
             case Op::Stamp:
                 error = stamp_sample(*jc, values);
                 break;
+            case Op::JobEntry:
+                error = job_entry_sample(*jc, values);
+                break;
+            case Op::JobMake:
+                error = job_make_sample(*jc, values);
+                break;
             default:
                 error = "unknown request";
             }
+        }
+        if (job_batch) {
+            const std::string deleted = job_entry_batch(*jc, false);
+            error = error.empty() ? deleted : error;
         }
         if (!send_reply(sock, error, values)) {
             break;
         }
     }
-    // Exiting drops this namespace, and with it every mount and nsfs bind made here.
+    // The jobs' inits live outside this process: end them. Exiting then drops
+    // this namespace, and with it every mount and nsfs bind made here.
+    for (const auto &jc : configs) {
+        (void)sjail::delete_job_namespace(jc.config, kBenchJob);
+    }
     ::_exit(0);
 }
 

@@ -26,6 +26,15 @@ enum class Op : std::uint32_t {
     // to see whether the kept namespace is current (jail ownership walk, every
     // bind source resolved and identified). One value.
     Stamp = 4,
+    // In a forked child, as slurmstepd does per step since each job has its
+    // own namespaces: enter_job_for_step (the job's namespaces exist, as for
+    // every step after a job's first), start_children_in_job (the job's PID
+    // namespace for the fork window), then, in a task child born there,
+    // enter_tasks_view and the cwd check. Three values: step, pid, task.
+    JobEntry = 5,
+    // In the node process: a new job's namespaces made (its first step or
+    // job_container create) and deleted (job end). Two values: make, delete.
+    JobMake = 6,
 };
 
 class Env {

@@ -34,6 +34,13 @@ struct Samples {
     std::vector<std::int64_t> stamp_check;  // current_stamp: jail walk + every bind source
     std::vector<std::int64_t> build;        // node namespace (re)build
     std::vector<std::int64_t> fresh;        // fresh namespace per task (old design)
+    // Per-job namespaces (what chroot.so does now):
+    std::vector<std::int64_t> job_step;   // enter_job_for_step: node + job views, setns
+    std::vector<std::int64_t> job_pid;    // start_children_in_job: the job's PID namespace
+    std::vector<std::int64_t> job_task;   // enter_tasks_view + cwd check, in the task
+    std::vector<std::int64_t> job_entry;  // the three above
+    std::vector<std::int64_t> job_make;   // a job's namespaces made (first step of a job)
+    std::vector<std::int64_t> job_delete; // and deleted (job end)
 };
 
 struct Settings {
@@ -42,6 +49,7 @@ struct Settings {
     std::uint32_t samples = 2000;
     std::uint32_t build_samples = 60;
     std::uint32_t fresh_samples = 60;
+    std::uint32_t job_make_samples = 60;
     std::uint32_t rounds = 20;
     std::string json_path;
 };
@@ -78,6 +86,9 @@ std::string run_all(const Settings &set, std::map<std::pair<int, int>, Samples> 
             if (auto e = env->run(Op::Entry, b, 20, ignored); !e.empty()) {
                 return "warm-up: " + e;
             }
+            if (auto e = env->run(Op::JobEntry, b, 20, ignored); !e.empty()) {
+                return "warm-up (job entry): " + e;
+            }
         }
     }
     const std::size_t nm = envs.size();
@@ -105,6 +116,28 @@ std::string run_all(const Settings &set, std::map<std::pair<int, int>, Samples> 
                     !e.empty()) {
                     return "stamp check (" + std::to_string(m) + " mounts, " + std::to_string(b) +
                            " binds): " + e;
+                }
+                v.clear();
+                if (auto e = envs[i]->run(Op::JobEntry, b, share(set.samples, set.rounds, r), v);
+                    !e.empty()) {
+                    return "job entry (" + std::to_string(m) + " mounts, " + std::to_string(b) +
+                           " binds): " + e;
+                }
+                for (std::size_t j = 0; j + 2 < v.size(); j += 3) {
+                    s.job_step.push_back(v[j]);
+                    s.job_pid.push_back(v[j + 1]);
+                    s.job_task.push_back(v[j + 2]);
+                    s.job_entry.push_back(v[j] + v[j + 1] + v[j + 2]);
+                }
+                v.clear();
+                if (auto e =
+                        envs[i]->run(Op::JobMake, b, share(set.job_make_samples, set.rounds, r), v);
+                    !e.empty()) {
+                    return "job make (" + std::to_string(m) + " mounts): " + e;
+                }
+                for (std::size_t j = 0; j + 1 < v.size(); j += 2) {
+                    s.job_make.push_back(v[j]);
+                    s.job_delete.push_back(v[j + 1]);
                 }
                 if (auto e = envs[i]->run(Op::Build, b, share(set.build_samples, set.rounds, r),
                                           s.build);
@@ -142,6 +175,9 @@ int run(int argc, char **argv) {
     app.add_option("--fresh-samples", set.fresh_samples,
                    "fresh-namespace-per-task samples per configuration")
         ->capture_default_str();
+    app.add_option("--job-make-samples", set.job_make_samples,
+                   "job namespace make+delete samples per configuration")
+        ->capture_default_str();
     app.add_option("--rounds", set.rounds, "interleaving rounds")->capture_default_str();
     app.add_flag("--quick", quick, "CI smoke: 60 entry samples, 6 builds, 3 rounds");
     app.add_option("--json", set.json_path, "write results here (default: stdout)");
@@ -150,6 +186,7 @@ int run(int argc, char **argv) {
         set.samples = 60;
         set.build_samples = 6;
         set.fresh_samples = 6;
+        set.job_make_samples = 6;
         set.rounds = 3;
     }
     if (set.mounts.empty() || set.binds.empty() || set.rounds == 0 || set.samples < set.rounds) {
@@ -174,6 +211,7 @@ int run(int argc, char **argv) {
                        {"samples", set.samples},
                        {"build_samples", set.build_samples},
                        {"fresh_samples", set.fresh_samples},
+                       {"job_make_samples", set.job_make_samples},
                        {"rounds", set.rounds},
                        {"quick", quick}};
     out["configs"] = json::array();
@@ -187,15 +225,23 @@ int run(int argc, char **argv) {
                                   {"task_check", summary_json(s.task_check)},
                                   {"stamp_check", summary_json(s.stamp_check)},
                                   {"build", summary_json(s.build)},
-                                  {"fresh_namespace", summary_json(s.fresh)}});
+                                  {"fresh_namespace", summary_json(s.fresh)},
+                                  {"job_entry_total", summary_json(s.job_entry)},
+                                  {"job_step", summary_json(s.job_step)},
+                                  {"job_pid", summary_json(s.job_pid)},
+                                  {"job_task", summary_json(s.job_task)},
+                                  {"job_make", summary_json(s.job_make)},
+                                  {"job_delete", summary_json(s.job_delete)}});
     }
     // Ratios of the largest to the smallest host-mount count, per bind count.
     const int lo = *std::min_element(set.mounts.begin(), set.mounts.end());
     const int hi = *std::max_element(set.mounts.begin(), set.mounts.end());
     out["ratios"] = json::array();
     for (const int b : set.binds) {
-        for (const std::string metric : {"entry_total", "step_prepare", "enter", "task_check",
-                                         "stamp_check", "build", "fresh_namespace"}) {
+        for (const std::string metric :
+             {"entry_total", "step_prepare", "enter", "task_check", "stamp_check", "build",
+              "fresh_namespace", "job_entry_total", "job_step", "job_pid", "job_task", "job_make",
+              "job_delete"}) {
             double mlo = 0;
             double mhi = 0;
             for (const auto &c : out["configs"]) {
@@ -215,7 +261,7 @@ int run(int argc, char **argv) {
                                      {"ratio", mlo > 0 ? mhi / mlo : 0.0}});
         }
     }
-    // The targets (bench/README.md), at 10 binds, 50 against 5000 host mounts.
+    // The targets, at 10 binds, 50 against 5000 host mounts.
     out["targets"] = json::array();
     const auto median_of = [&data](int m, int b, std::vector<std::int64_t> Samples::*field) {
         const auto it = data.find({m, b});
@@ -239,6 +285,21 @@ int run(int argc, char **argv) {
                                         "median per-step cost (acquire fast path), 5000 vs 50 "
                                         "host mounts (10 binds)",
                                         p50 > 0 ? p5k / p50 : 0, 1.5, "x"));
+        const double j50 = median_of(50, 10, &Samples::job_entry);
+        const double j5k = median_of(5000, 10, &Samples::job_entry);
+        out["targets"].push_back(target("job_entry_median_50",
+                                        "median step entry with per-job namespaces "
+                                        "(enter_job_for_step + the job's PID namespace + "
+                                        "task's view), 50 host mounts, 10 binds",
+                                        j50, 100, "us"));
+        out["targets"].push_back(target("job_entry_median_5000",
+                                        "median step entry with per-job namespaces, 5000 host "
+                                        "mounts, 10 binds",
+                                        j5k, 100, "us"));
+        out["targets"].push_back(target("job_entry_ratio_5000_50",
+                                        "median step entry with per-job namespaces, 5000 vs 50 "
+                                        "host mounts (10 binds)",
+                                        j50 > 0 ? j5k / j50 : 0, 1.5, "x"));
     }
     const std::string text = out.dump(2) + "\n";
     if (set.json_path.empty()) {

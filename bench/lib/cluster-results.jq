@@ -1,5 +1,6 @@
 # Turns bench/cluster-bench's raw lines into its JSON result.
 # Inputs: $t (timing pairs {bench,a,b} in seconds), $s (snapshots),
+# $cl (the job-container cluster before and after $jobs jobs),
 # $quick, $jobs, $plugstack.
 def median: sort | length as $n
   | if $n == 0 then null
@@ -30,7 +31,11 @@ def launch($name; $command):
 ($s[0]) as $early | ($s[1]) as $late | ($s[2]) as $c0 | ($s[3]) as $c1
 | [launch("srun1"; "srun -n1 true"),
    launch("wide"; "srun -N2 -n64 --overcommit true"),
-   launch("sbatch"; "sbatch --wrap true, until complete")] as $launch
+   launch("sbatch"; "sbatch --wrap true, until complete"),
+   launch("srun1_jc"; "srun -n1 true, job container + chroot.so vs no plugin"),
+   launch("wide_jc"; "srun -N2 -n64 --overcommit true, job container + chroot.so vs no plugin")]
+  as $launch
+| ($cl[0]) as $before | ($cl[1]) as $after
 | {
     quick: $quick,
     plugstack_with: $plugstack,
@@ -47,13 +52,27 @@ def launch($name; $command):
       slurmd_mount_growth: ([$late.slurmd_node1.mounts - $early.slurmd_node1.mounts,
                              $late.slurmd_node2.mounts - $early.slurmd_node2.mounts]),
       slurmstepd_rss_growth_kb: ($late.slurmstepd.rss_kb - $early.slurmstepd.rss_kb),
-      slurmstepd_fd_growth: ($late.slurmstepd.fds - $early.slurmstepd.fds)}
+      slurmstepd_fd_growth: ($late.slurmstepd.fds - $early.slurmstepd.fds)},
+    cleanup: {jobs: $jobs, setup: "JobContainerType=job_container/slurm_jail, PrologFlags=Contain",
+      snapshots: $cl,
+      job_state_entries_after: $after.job_state_entries,
+      node_mount_growth: ([$after.slurmd_node1.mounts - $before.slurmd_node1.mounts,
+                           $after.slurmd_node2.mounts - $before.slurmd_node2.mounts]),
+      host_mount_growth: ($after.host_mounts - $before.host_mounts),
+      node_process_growth: ([$after.slurmd_node1.node_processes - $before.slurmd_node1.node_processes,
+                             $after.slurmd_node2.node_processes - $before.slurmd_node2.node_processes]),
+      slurmd_fd_growth: ([$after.slurmd_node1.fds - $before.slurmd_node1.fds,
+                          $after.slurmd_node2.fds - $before.slurmd_node2.fds])}
   }
 | .targets = [
     target("srun1_ratio"; "median ratio per pair, srun -n1 true, with / without chroot.so";
-           $launch[0].median_ratio; 1.10; "x"),
+           $launch[0].median_ratio; 1.05; "x"),
     target("wide_ratio"; "median ratio per pair, srun -N2 -n64 --overcommit true";
-           $launch[1].median_ratio; 1.15; "x"),
+           $launch[1].median_ratio; 1.10; "x"),
+    target("srun1_jc_ratio"; "median ratio per pair, srun -n1 true, job container + chroot.so / no plugin";
+           $launch[3].median_ratio; 1.05; "x"),
+    target("wide_jc_ratio"; "median ratio per pair, 64-task step, job container + chroot.so / no plugin";
+           $launch[4].median_ratio; 1.10; "x"),
     target("slurmd_fd_growth"; "slurmd open fds, after \($jobs) jailed jobs minus after 10 (worst node)";
            (.memory.slurmd_fd_growth | max); 0; "fds"),
     target("slurmd_rss_growth_attributable";
@@ -65,5 +84,13 @@ def launch($name; $command):
     target("slurmstepd_fd_growth"; "fds of a jailed step's slurmstepd, job \($jobs) vs job 10";
            .memory.slurmstepd_fd_growth; 0; "fds"),
     target("slurmstepd_rss_growth"; "RSS of a jailed step's slurmstepd, job \($jobs) vs job 10";
-           .memory.slurmstepd_rss_growth_kb; 1024; "kB")
+           .memory.slurmstepd_rss_growth_kb; 1024; "kB"),
+    target("jc_job_state_left"; "job state entries (STATE/jobs/*) left on the nodes after \($jobs) jobs, job container";
+           .cleanup.job_state_entries_after; 0; "entries"),
+    target("jc_mount_growth"; "mounts in the nodes' and the host's tables, after \($jobs) jobs minus before (worst), job container";
+           ([.cleanup.node_mount_growth[], .cleanup.host_mount_growth] | max); 0; "mounts"),
+    target("jc_process_growth"; "processes on the nodes, after \($jobs) jobs minus before (worst node), job container";
+           (.cleanup.node_process_growth | max); 0; "processes"),
+    target("jc_slurmd_fd_growth"; "slurmd open fds, after \($jobs) jobs minus before (worst node), job container";
+           (.cleanup.slurmd_fd_growth | max); 0; "fds")
   ]

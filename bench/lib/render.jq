@@ -23,13 +23,23 @@ def row: "| " + join(" | ") + " |";
   mp("step_prepare"), mp("stamp_check"), mp("enter"), mp("task_check"), mp("build"),
   mp("fresh_namespace")] | row),
 "",
+"### Step entry with per-job namespaces (µs, median / p99)",
+"",
+"What chroot.so does per step now: job step = enter_job_for_step (node namespace fast path, the job's namespaces opened, setns into the job's stepd view); pid ns = start_children_in_job (the job's PID namespace for the fork window); task view = enter_tasks_view + cwd check in a task born in the job's PID namespace; entry = the three. job make / delete = a job's namespaces made (its first step) and deleted (job end).",
+"",
+"| host mounts | binds | entry | job step | pid ns | task view | job make | job delete |",
+"|---|---|---|---|---|---|---|---|",
+(.micro.configs[] | select(.job_entry_total != null)
+  | [(.host_mounts_actual | tostring), (.binds | tostring), mp("job_entry_total"),
+     mp("job_step"), mp("job_pid"), mp("job_task"), mp("job_make"), mp("job_delete")] | row),
+"",
 "### \(.micro.ratios[0].high_mounts) vs \(.micro.ratios[0].low_mounts) host mounts: ratio of medians (measured interleaved)",
 "",
-"| binds | entry | step prepare | stamp check | setns | task check | build | fresh |",
-"|---|---|---|---|---|---|---|---|",
+"| binds | entry | step prepare | stamp check | setns | task check | build | fresh | job entry | job make |",
+"|---|---|---|---|---|---|---|---|---|---|",
 (.micro.ratios | group_by(.binds)[] | (map({key: .metric, value: (.ratio | f(2))}) | from_entries) as $r
   | ["\(.[0].binds)", $r.entry_total, $r.step_prepare, $r.stamp_check, $r.enter, $r.task_check,
-     $r.build, $r.fresh_namespace] | row),
+     $r.build, $r.fresh_namespace, ($r.job_entry_total // "n/a"), ($r.job_make // "n/a")] | row),
 "",
 (if .cluster == null or .cluster.launch == null then
    "## Step launch on the local cluster: not run (\(.cluster.skipped // "no results"))"
@@ -49,5 +59,15 @@ def row: "| " + join(" | ") + " |";
    (.cluster.memory.snapshots[] | [.label + (if .plugin then "" else " (no plugin)" end),
      "\(.slurmstepd.rss_kb) / \(.slurmstepd.fds) / \(.slurmstepd.mounts)",
      "\(.slurmd_node1.rss_kb) / \(.slurmd_node1.fds) / \(.slurmd_node1.mounts)",
-     "\(.slurmd_node2.rss_kb) / \(.slurmd_node2.fds) / \(.slurmd_node2.mounts)"] | row)
+     "\(.slurmd_node2.rss_kb) / \(.slurmd_node2.fds) / \(.slurmd_node2.mounts)"] | row),
+   (if .cluster.cleanup == null then empty else
+     "",
+     "## Job cleanup with the job container (\(.cluster.cleanup.jobs) jobs; \(.cluster.cleanup.setup))",
+     "",
+     "| snapshot | job state entries | host mounts | slurmd node1 fds / mounts / node processes | slurmd node2 fds / mounts / node processes |",
+     "|---|---|---|---|---|",
+     (.cluster.cleanup.snapshots[] | [.label, (.job_state_entries | tostring), (.host_mounts | tostring),
+       "\(.slurmd_node1.fds) / \(.slurmd_node1.mounts) / \(.slurmd_node1.node_processes)",
+       "\(.slurmd_node2.fds) / \(.slurmd_node2.mounts) / \(.slurmd_node2.node_processes)"] | row)
+   end)
  end)

@@ -117,8 +117,7 @@ Status attempt_build(const Config &config, const std::vector<MountOp> &plan,
     const auto deadline = ChildClock::now() + std::chrono::seconds(config.build_timeout_s);
     const pid_t pid = ::fork();
     if (pid == 0) {
-        ::close(report.read.release());
-        ::close(hold.write.release());
+        close_inherited_fds({report.write.get(), hold.read.get()});
         run_child(config, plan, driver, cpu, report.write.get(), hold.read.get());
     }
     report.write.reset();

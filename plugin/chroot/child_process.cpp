@@ -1,5 +1,7 @@
 #include "child_process.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <fcntl.h>
@@ -19,6 +21,30 @@ int ms_left(ChildClock::time_point deadline) {
 }
 
 } // namespace
+
+void close_inherited_fds(std::initializer_list<int> keep) noexcept {
+    // No allocation after fork: a small array, kept sorted as it is filled.
+    std::array<unsigned, 8> kept{};
+    std::size_t n = 0;
+    for (const int fd : keep) {
+        if (fd <= 2 || n == kept.size()) {
+            continue;
+        }
+        std::size_t at = n++;
+        for (; at > 0 && kept[at - 1] > static_cast<unsigned>(fd); --at) {
+            kept[at] = kept[at - 1];
+        }
+        kept[at] = static_cast<unsigned>(fd);
+    }
+    unsigned from = 3;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (kept[i] > from) {
+            (void)::syscall(SYS_close_range, from, kept[i] - 1, 0U);
+        }
+        from = std::max(from, kept[i] + 1);
+    }
+    (void)::syscall(SYS_close_range, from, ~0U, 0U);
+}
 
 Status make_pipe(Pipe &p) {
     int fds[2];

@@ -8,6 +8,7 @@
 #include "status.hpp"
 
 #include <chrono>
+#include <initializer_list>
 #include <string>
 #include <sys/types.h>
 
@@ -36,6 +37,12 @@ std::string read_line(int fd);
 // the deadline passes.
 BuilderEnd wait_child(pid_t pid, int pidfd, ChildClock::time_point deadline, int timeout_s,
                       bool timed_out);
+
+// In a child just forked from a multithreaded process (slurmd): closes every
+// inherited descriptor above 2 except `keep`. Other threads' pipes to their
+// own children must not be held here, or each child waits on the other's
+// until the deadline.
+void close_inherited_fds(std::initializer_list<int> keep) noexcept;
 
 // An fd for waiting on `pid` with poll (pidfd_open).
 Fd open_pidfd(pid_t pid);

@@ -19,6 +19,8 @@
 //                user_init .. first task_post_fork: the window in which
 //                slurmstepd forks the tasks; its children are born in the
 //                job's PID namespace then, and only then (step_entry.hpp).
+//                The extern step has no user_init: its window opens at the
+//                end of init_post_opt.
 //                task_init_privileged: move the task into the tasks' view
 //                (the job's own /proc) or refuse to start it. Errors are
 //                returned as -1: Slurm 22.05 runs the task anyway on a
@@ -202,6 +204,16 @@ void prepare_step(spank_t sp) {
         return;
     }
     g.entered = true;
+    // The extern step forks its one process (which pam_slurm_adopt adopts
+    // into) without a user_init before it: its fork window opens here and
+    // closes at its task_post_fork.
+    uint32_t step = 0;
+    if (spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS && step == SLURM_EXTERN_CONT) {
+        if (Status s = sjail::start_children_in_job(g.step); !s.ok()) {
+            fail_step("the extern step's process cannot start in the job's PID namespace: " +
+                      s.message());
+        }
+    }
 }
 
 // Task child, as root, before setuid and exec. Returns -1 to stop the task.

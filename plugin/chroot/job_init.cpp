@@ -1,10 +1,14 @@
 #include "job_init.hpp"
 
+#include "child_process.hpp"
 #include "fd.hpp"
+#include "job_layout.hpp"
 #include "status.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <sched.h>
@@ -55,6 +59,32 @@ void report(int fd, const std::string &line) {
     (void)n;
 }
 
+// The command line the init inherited (slurmd's or slurmstepd's) is
+// overwritten with its own name: ps in the job shows "sjail-job-init", and
+// nothing on the node takes the init for the daemon (a slurmstepd of its
+// job, say). Shortening the area needs CAP_SYS_RESOURCE; without it the
+// name is followed by NUL padding.
+void rename_command_line(const char *name) noexcept {
+    char stat[2048];
+    const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return;
+    }
+    const ssize_t n = ::read(fd, stat, sizeof(stat));
+    ::close(fd);
+    const auto area = n > 0 ? arg_area_of_stat(std::string_view(stat, static_cast<std::size_t>(n)))
+                            : std::nullopt;
+    if (!area) {
+        return;
+    }
+    auto *args = reinterpret_cast<char *>(area->start); // NOLINT(performance-no-int-to-ptr)
+    const std::size_t size = area->end - area->start;
+    std::memset(args, 0, size);
+    const std::size_t used = std::min(std::strlen(name), size - 1);
+    std::copy_n(name, used, args); // the NUL after it: from the memset
+    (void)::prctl(PR_SET_MM, PR_SET_MM_ARG_END, area->start + used + 1, 0, 0);
+}
+
 // Out of the OOM killer's reach (its death would end the job): slurmd and
 // slurmstepd run at -1000 and the init inherits it; this is for other
 // callers, and needs CAP_SYS_RESOURCE. Named as users will see it in ps.
@@ -66,6 +96,7 @@ void protect_and_name() noexcept {
         ::close(adj);
     }
     (void)::prctl(PR_SET_NAME, "sjail-job-init", 0, 0, 0);
+    rename_command_line("sjail-job-init");
 }
 
 // Standard streams on /dev/null, every other inherited fd closed: the init
@@ -94,7 +125,7 @@ void let_go_of_the_parent() noexcept {
 
 } // namespace
 
-void run_job_init(const ProcOptions &proc, int ready_fd) noexcept {
+void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept {
     try {
         const Status s = make_tasks_view(proc);
         if (s.ok()) {
@@ -106,6 +137,16 @@ void run_job_init(const ProcOptions &proc, int ready_fd) noexcept {
         }
     } catch (...) {
         ::_exit(1);
+    }
+    // Nothing of the creator's but the lifeline: its caller waits for EOF on
+    // the report pipe, which this process must not hold.
+    close_inherited_fds({keep_fd});
+    char byte = 0;
+    ssize_t n = 0;
+    while ((n = ::read(keep_fd, &byte, 1)) < 0 && errno == EINTR) {
+    }
+    if (n != 1 || byte != 'k') {
+        ::_exit(0);
     }
     let_go_of_the_parent();
     reap_forever();

@@ -15,7 +15,10 @@
 namespace sjail {
 
 // Never returns. `ready_fd` receives "ok\n" once the tasks' view is made, or
-// "error MESSAGE\n" (then the process exits).
-[[noreturn]] void run_job_init(const ProcOptions &proc, int ready_fd) noexcept;
+// "error MESSAGE\n" (then the process exits). Then it reads `keep_fd`: "k"
+// means the job's namespaces were kept and it lives on; EOF (its creator
+// was killed at the deadline, or the namespaces were dropped) ends it, so
+// no init outlives a failed attempt.
+[[noreturn]] void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept;
 
 } // namespace sjail

@@ -1,5 +1,6 @@
 #include "job_layout.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace sjail {
@@ -58,29 +59,44 @@ std::optional<InitId> parse_init_id(std::string_view text) {
     return InitId{*pid, *start};
 }
 
-std::optional<std::uint64_t> start_time_of_stat(std::string_view stat) {
+namespace {
+
+// Field `wanted` (3 or more) of a /proc/PID/stat line.
+std::optional<std::uint64_t> stat_field(std::string_view stat, int wanted) {
     const auto close = stat.rfind(')');
-    if (close == std::string_view::npos) {
+    if (close == std::string_view::npos || wanted < 3) {
         return std::nullopt;
     }
-    // After ") ": field 3 (state) is the first; starttime is field 22.
+    // After ") ": field 3 (state) is the first.
     std::string_view rest = stat.substr(close + 1);
-    for (int field = 3; field <= 22; ++field) {
+    for (int field = 3; field <= wanted; ++field) {
         const auto start = rest.find_first_not_of(' ');
         if (start == std::string_view::npos) {
             return std::nullopt;
         }
         rest = rest.substr(start);
-        const auto end = rest.find(' ');
-        if (field == 22) {
+        const auto end = std::min(rest.find_first_of(" \n"), rest.size());
+        if (field == wanted) {
             return number<std::uint64_t>(rest.substr(0, end));
-        }
-        if (end == std::string_view::npos) {
-            return std::nullopt;
         }
         rest = rest.substr(end);
     }
     return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::uint64_t> start_time_of_stat(std::string_view stat) {
+    return stat_field(stat, 22);
+}
+
+std::optional<ArgArea> arg_area_of_stat(std::string_view stat) {
+    const auto start = stat_field(stat, 48);
+    const auto end = stat_field(stat, 49);
+    if (!start || !end || *start == 0 || *end <= *start) {
+        return std::nullopt;
+    }
+    return ArgArea{*start, *end};
 }
 
 } // namespace sjail

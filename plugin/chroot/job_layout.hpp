@@ -51,4 +51,14 @@ std::optional<InitId> parse_init_id(std::string_view text);
 // may hold spaces and parentheses, so fields are counted after its last ')'.
 std::optional<std::uint64_t> start_time_of_stat(std::string_view stat);
 
+// Where a process's command line lies in its memory: arg_start and arg_end,
+// fields 48 and 49 of /proc/PID/stat. A forked init overwrites it so that it
+// is not shown (and not taken) for the daemon it was forked from.
+struct ArgArea {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    bool operator==(const ArgArea &) const = default;
+};
+std::optional<ArgArea> arg_area_of_stat(std::string_view stat);
+
 } // namespace sjail

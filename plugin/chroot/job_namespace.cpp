@@ -144,8 +144,9 @@ Status clone_tree(int dir, Fd &out) {
 }
 
 // In the creator child: the stepd view, then the job's PID namespace and its
-// init (which makes the tasks' view). Reports the init's pid.
-Status make_in_child(const Inputs &in, pid_t &init) {
+// init (which makes the tasks' view). Reports the init's pid; `keep_init`
+// is the init's lifeline (see run_job_init).
+Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
     // Cloned here, on this process's CPU, just before the namespace it goes
     // into is made: the kernel refuses to attach a detached tree that looks
     // newer than the namespace (ids come from per-CPU batches, ns_bind.hpp).
@@ -172,18 +173,25 @@ Status make_in_child(const Inputs &in, pid_t &init) {
         return Status::from_errno("making the job's PID namespace");
     }
     Pipe ready;
+    Pipe keep;
     if (auto s = make_pipe(ready); !s.ok()) {
+        return s;
+    }
+    if (auto s = make_pipe(keep); !s.ok()) {
         return s;
     }
     init = ::fork();
     if (init == 0) {
         ready.read.reset();
-        run_job_init(in.proc, ready.write.get());
+        keep.write.reset();
+        run_job_init(in.proc, ready.write.get(), keep.read.get());
     }
     if (init < 0) {
         return Status::from_errno("fork the job's init");
     }
     ready.write.reset();
+    keep.read.reset();
+    keep_init = std::move(keep.write);
     const std::string line = read_line(ready.read.get());
     if (line != "ok\n") {
         return Status::failure(line.rfind("error ", 0) == 0 ? line.substr(6, line.size() - 7)
@@ -192,11 +200,15 @@ Status make_in_child(const Inputs &in, pid_t &init) {
     return {};
 }
 
+// The creator. Reports, then waits on `hold_fd`: a "k" from the caller (it
+// kept the namespaces) lets the init live on; EOF alone (the caller gave up,
+// or the creator is killed at the deadline) ends the init with it.
 [[noreturn]] void run_creator(const Inputs &in, int cpu, int report_fd, int hold_fd) noexcept {
+    Fd keep_init;
     try {
         pin_to_cpu(cpu);
         pid_t init = 0;
-        const Status s = make_in_child(in, init);
+        const Status s = make_in_child(in, init, keep_init);
         write_all(report_fd,
                   s.ok() ? job_creator_success_line(init) : builder_failure_line(s.message()));
     } catch (...) {
@@ -206,7 +218,12 @@ Status make_in_child(const Inputs &in, pid_t &init) {
     }
     ::close(report_fd);
     char byte = 0;
-    while (::read(hold_fd, &byte, 1) < 0 && errno == EINTR) {
+    ssize_t n = 0;
+    while ((n = ::read(hold_fd, &byte, 1)) < 0 && errno == EINTR) {
+    }
+    if (n == 1 && byte == 'k' && keep_init.valid()) {
+        const ssize_t w = ::write(keep_init.get(), "k", 1);
+        (void)w;
     }
     ::_exit(0);
 }
@@ -248,8 +265,7 @@ Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_
     const auto deadline = ChildClock::now() + std::chrono::seconds(in.config.build_timeout_s);
     const pid_t creator = ::fork();
     if (creator == 0) {
-        report.read.reset();
-        hold.write.reset();
+        close_inherited_fds({report.write.get(), hold.read.get(), in.node_ns, in.tmp_dir});
         run_creator(in, cpu, report.write.get(), hold.read.get());
     }
     report.write.reset();
@@ -269,6 +285,9 @@ Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_
             bind_errno = init ? keep_namespaces(creator, init->pid, paths) : ESRCH;
         }
     }
+    if (init && bind_errno == 0) {
+        write_all(hold.write.get(), "k"); // the init lives on
+    }
     hold.write.reset();
     const BuilderEnd end =
         wait_child(creator, pidfd.get(), deadline, in.config.build_timeout_s, !in_time);
@@ -284,8 +303,7 @@ Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_
 }
 
 // The job's own directory below job_tmp=DIR, made root-owned 1777 like /tmp,
-// as a detached mount (nosuid,nodev): cloned here, in the node's own view,
-// and attached by the child in the job's.
+// opened O_PATH here, in the node's own view; the creator child clones it.
 Status make_job_tmp_dir(const Config &config, std::uint32_t job, Fd &out) {
     if (auto s = ensure_root_dir(config.job_tmp_dir, 0700); !s.ok()) {
         return Status::failure("job_tmp= directory: " + s.message());
@@ -408,29 +426,6 @@ bool open_existing_job_namespace(const Config &config, std::uint32_t job, JobNam
     return open_existing(job_paths(config.state_dir, job), out);
 }
 
-Status open_job_namespace(const Config &config, const NodeNamespace &node, std::uint32_t job,
-                          JobNamespace &out) {
-    const JobPaths paths = job_paths(config.state_dir, job);
-    if (open_existing(paths, out)) {
-        return {};
-    }
-    Fd lock;
-    if (auto s = lock_job(config, paths, lock); !s.ok()) {
-        return s;
-    }
-    if (open_existing(paths, out)) { // made meanwhile by another step or slurmd
-        return {};
-    }
-    if (auto s = make_job(config, node, job, paths); !s.ok()) {
-        return s;
-    }
-    if (!open_existing(paths, out)) {
-        return Status::failure("the job's namespaces in " + paths.dir +
-                               " vanished right after they were made");
-    }
-    return {};
-}
-
 Status open_running_job_namespace(const Config &config, std::uint32_t job, JobNamespace &out) {
     if (!open_existing(job_paths(config.state_dir, job), out)) {
         return Status::failure("job " + std::to_string(job) +
@@ -455,6 +450,29 @@ std::vector<std::uint32_t> running_jobs(const Config &config) {
     }
     ::closedir(dir);
     return jobs;
+}
+
+Status open_job_namespace(const Config &config, const NodeNamespace &node, std::uint32_t job,
+                          JobNamespace &out) {
+    const JobPaths paths = job_paths(config.state_dir, job);
+    if (open_existing(paths, out)) {
+        return {};
+    }
+    Fd lock;
+    if (auto s = lock_job(config, paths, lock); !s.ok()) {
+        return s;
+    }
+    if (open_existing(paths, out)) { // made meanwhile by another step or slurmd
+        return {};
+    }
+    if (auto s = make_job(config, node, job, paths); !s.ok()) {
+        return s;
+    }
+    if (!open_existing(paths, out)) {
+        return Status::failure("the job's namespaces in " + paths.dir +
+                               " vanished right after they were made");
+    }
+    return {};
 }
 
 Status delete_job_namespace(const Config &config, std::uint32_t job) {

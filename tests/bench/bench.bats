@@ -29,6 +29,9 @@ json() { jq -e "$@" "$out/latest.json"; }
     json '[.micro.configs[] | [.host_mounts, .binds]] | sort == ([[50, 500, 5000][] as $m | [5, 10, 20, 100][] as $b | [$m, $b]] | sort)'
     json '[.micro.configs[] | .entry_total, .step_prepare, .stamp_check, .enter, .task_check, .build, .fresh_namespace
            | select(.n > 0 and .median_us > 0 and .p99_us >= .median_us)] | length == 84'
+    # The per-job path: step, PID namespace, task view, job make and delete.
+    json '[.micro.configs[] | .job_entry_total, .job_step, .job_pid, .job_task, .job_make, .job_delete
+           | select(.n > 0 and .median_us > 0 and .p99_us >= .median_us)] | length == 72'
 }
 
 @test "micro-benchmark: the node really had the requested host mounts" {
@@ -36,7 +39,7 @@ json() { jq -e "$@" "$out/latest.json"; }
 }
 
 @test "micro-benchmark: 5000-vs-50 ratios for every bind count and metric" {
-    json '[.micro.ratios[] | select(.low_mounts == 50 and .high_mounts == 5000 and .ratio > 0)] | length == 28'
+    json '[.micro.ratios[] | select(.low_mounts == 50 and .high_mounts == 5000 and .ratio > 0)] | length == 52'
 }
 
 @test "micro-benchmark: the per-step stamp check is measured at 50, 500 and 5000 host mounts" {
@@ -47,15 +50,20 @@ json() { jq -e "$@" "$out/latest.json"; }
 }
 
 @test "cluster: every launch benchmark ran its A B pairs" {
-    json '[.cluster.launch[] | select((.pairs | length) == 3 and .median_ratio > 0)] | map(.name) == ["srun1", "wide", "sbatch"]'
+    json '[.cluster.launch[] | select((.pairs | length) == 3 and .median_ratio > 0)] | map(.name) == ["srun1", "wide", "sbatch", "srun1_jc", "wide_jc"]'
 }
 
 @test "cluster: memory snapshots with and without the plugin" {
     json '.cluster.memory.snapshots | length == 4 and all(.[]; .slurmstepd.rss_kb > 0 and .slurmd_node1.fds > 0 and .slurmd_node2.rss_kb > 0)'
 }
 
+@test "cluster: job cleanup with the job container, before and after" {
+    json '.cluster.cleanup.snapshots | length == 2 and all(.[]; .slurmd_node1.fds > 0 and .slurmd_node2.node_processes > 0 and .host_mounts > 0)'
+    json '.cluster.cleanup.jobs == 30 and (.cluster.cleanup.job_state_entries_after | type) == "number"'
+}
+
 @test "every target is reported with PASS or MISS" {
-    json '[.targets[].name] == ["entry_median_50", "entry_median_5000", "entry_ratio_5000_50", "step_cost_ratio_5000_50", "srun1_ratio", "wide_ratio", "slurmd_fd_growth", "slurmd_rss_growth_attributable", "slurmd_mount_growth", "slurmstepd_fd_growth", "slurmstepd_rss_growth"]'
+    json '[.targets[].name] == ["entry_median_50", "entry_median_5000", "entry_ratio_5000_50", "step_cost_ratio_5000_50", "job_entry_median_50", "job_entry_median_5000", "job_entry_ratio_5000_50", "srun1_ratio", "wide_ratio", "srun1_jc_ratio", "wide_jc_ratio", "slurmd_fd_growth", "slurmd_rss_growth_attributable", "slurmd_mount_growth", "slurmstepd_fd_growth", "slurmstepd_rss_growth", "jc_job_state_left", "jc_mount_growth", "jc_process_growth", "jc_slurmd_fd_growth"]'
     json 'all(.targets[]; .result == "PASS" or .result == "MISS")'
 }
 
@@ -63,7 +71,9 @@ json() { jq -e "$@" "$out/latest.json"; }
     grep -q '^## Targets' "$out/latest.md"
     grep -q '^## Jail entry micro-benchmark' "$out/latest.md"
     grep -q '^## Step launch on the local cluster' "$out/latest.md"
-    [ "$(grep -cE '\*\*(PASS|MISS)\*\*' "$out/latest.md")" -eq 11 ]
+    grep -q '^### Step entry with per-job namespaces' "$out/latest.md"
+    grep -q '^## Job cleanup with the job container' "$out/latest.md"
+    [ "$(grep -cE '\*\*(PASS|MISS)\*\*' "$out/latest.md")" -eq 20 ]
 }
 
 @test "nothing is left behind: no bench mounts, no cluster processes" {
@@ -72,6 +82,7 @@ json() { jq -e "$@" "$out/latest.json"; }
     run pgrep -f '^[^ ]*sjail-entry-bench'
     [ "$status" -eq 1 ]
     [ ! -e /var/lib/sjail-bench-cluster ]
+    [ ! -e /var/lib/sjail-bench-cluster-jc ]
 }
 
 @test "every script has --help" {

@@ -61,8 +61,9 @@ wait_until() {
 slurmd_pid() { cat "$STATE/nodes/$1/spool/slurmd.pid"; }
 
 # Mount table of a node's own mount namespace (where slurmstepd runs).
-# Mounts of podman containers (other suites) copied in at node start are
-# left out: they come and go with those containers.
+# Mounts of podman containers (other suites, and private stores such as
+# /var/lib/containers-NAME) copied in at node start are left out: they come
+# and go with those containers.
 node_mounts() {
     nsenter -t "$(slurmd_pid "$1")" -m findmnt -rn -o TARGET,SOURCE,FSTYPE |
         grep -v -E '^/var/lib/containers(-[^/ ]+)?/' | sort
@@ -100,3 +101,36 @@ user_pids_in_cluster() {
 }
 
 slurmd_fds() { find "/proc/$(slurmd_pid "$1")/fd" -mindepth 1 | wc -l; }
+
+# A second user, for one user's job against another's.
+OTHER_USER=sjother
+OTHER_UID=5003
+ush_other() { "$LC" run --user "$OTHER_USER" -- bash -c "$1"; }
+
+# Where chroot.so keeps a job's namespaces on a node (state=/run/slurm-jail
+# in the node is $STATE/nodes/NODE/run on the host).
+job_state_dir() { echo "$STATE/nodes/$1/run/jobs/$2"; }
+# job_ns_inode NODE JOB KIND: inode of the job's kept namespace KIND (tasks,
+# stepd, pid); the nsfs binds are seen only in the node's mount namespace.
+job_ns_inode() {
+    nsenter -t "$(slurmd_pid "$1")" -m -- stat -L -c %i "/run/slurm-jail/jobs/$2/$3"
+}
+# in_job_view NODE JOB CMD...: run CMD as root in the job's tasks view.
+in_job_view() {
+    local node=$1 job=$2
+    shift 2
+    nsenter -t "$(slurmd_pid "$node")" -m -- nsenter --mount="/run/slurm-jail/jobs/$job/tasks" -- "$@"
+}
+job_state_entries() { find "$STATE"/nodes/node*/run/jobs -mindepth 1 -maxdepth 1 2>/dev/null; }
+
+# as_user_on_node NODE CMD...: run CMD as the test user in the node's own
+# namespaces (as slurmd sees the node: outside the jail), in the background.
+as_user_on_node() {
+    local node=$1
+    shift
+    nsenter -t "$(slurmd_pid "$node")" -m -u -n -- \
+        setpriv --reuid="$TEST_UID" --regid="$TEST_UID" --clear-groups -- "$@" </dev/null >/dev/null 2>&1 3>&- &
+}
+
+# job_running JOB: the job is RUNNING.
+job_running() { ush "squeue -h -j $1 -o %T" | grep -qx RUNNING; }

@@ -90,6 +90,28 @@ std::string super_options_of(const std::string &mount_point) {
     return last;
 }
 
+// Deletes every job's namespaces on the node: a job's init lives outside
+// the sandbox node's process tree and would outlive the test.
+void delete_all_jobs(const Config &config) {
+    DIR *dir = ::opendir(sjail::jobs_dir(config.state_dir).c_str());
+    std::vector<std::uint32_t> jobs;
+    while (dir != nullptr) {
+        const dirent *e = ::readdir(dir);
+        if (e == nullptr) {
+            break;
+        }
+        if (const auto job = sjail::job_of_entry(e->d_name)) {
+            jobs.push_back(*job);
+        }
+    }
+    if (dir != nullptr) {
+        ::closedir(dir);
+    }
+    for (const auto job : jobs) {
+        (void)sjail::delete_job_namespace(config, job);
+    }
+}
+
 // Runs `check` on a fresh sandbox node (see sandbox.hpp).
 std::string on_node(const std::function<std::string(Config &)> &check) {
     return in_child([&] {
@@ -97,7 +119,9 @@ std::string on_node(const std::function<std::string(Config &)> &check) {
         if (auto e = sandbox::make_node(config); !e.empty()) {
             return e;
         }
-        return check(config);
+        std::string result = check(config);
+        delete_all_jobs(config);
+        return result;
     });
 }
 
@@ -112,6 +136,11 @@ TEST(JobNamespace, ATaskSeesOnlyItsJobAndCannotReachBeyondIt) {
                       CHILD_EXPECT(pids.size() == 2);
                       CHILD_EXPECT(std::to_string(::getpid()) != "1");
                       CHILD_EXPECT(kit::read_file("/proc/1/comm") == "sjail-job-init\n");
+                      // Its command line is its own, not the creator's (a
+                      // slurmd or slurmstepd, here the test program).
+                      std::string cmdline = kit::read_file("/proc/1/cmdline");
+                      cmdline.erase(cmdline.find_last_not_of('\0') + 1);
+                      CHILD_EXPECT(cmdline == "sjail-job-init");
                       // As a user, the init's root (which is the jail anyway) is out of reach.
                       CHILD_EXPECT(::setgid(kNobody) == 0 && ::setuid(kNobody) == 0);
                       char link[256];
@@ -296,4 +325,84 @@ TEST(JobNamespace, AJobTmpDirectoryUsersControlIsRefused) {
                   return std::string();
               }),
               "");
+}
+
+// slurmd makes the namespaces of jobs that start at once from several
+// threads; each creator child is forked while the others' pipes are open.
+// None may hold another's pipes (each would wait for the other until the
+// deadline).
+TEST(JobNamespace, JobsStartingAtOnceFromThreadsAreMadeInTime) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  config.build_timeout_s = 10;
+                  sjail::NodeNamespace node;
+                  CHILD_EXPECT(sjail::acquire_node_namespace(config, node).ok());
+                  constexpr int kJobs = 16;
+                  std::vector<std::string> errors(kJobs);
+                  std::vector<std::thread> threads;
+                  for (int i = 0; i < kJobs; ++i) {
+                      threads.emplace_back([&config, &node, &errors, i] {
+                          sjail::JobNamespace job;
+                          const auto s = sjail::open_job_namespace(
+                              config, node, static_cast<std::uint32_t>(100 + i), job);
+                          errors[static_cast<std::size_t>(i)] = s.ok() ? "" : s.message();
+                      });
+                  }
+                  for (auto &t : threads) {
+                      t.join();
+                  }
+                  // A creator stuck on another's pipe is killed at the
+                  // deadline: its job fails with "did not finish within".
+                  for (const auto &e : errors) {
+                      CHILD_EXPECT(e.empty());
+                  }
+                  return std::string();
+              }),
+              "");
+}
+
+namespace {
+
+std::string link_of(const std::string &path) {
+    char target[4096] = {};
+    return ::readlink(path.c_str(), target, sizeof(target) - 1) > 0 ? target : "";
+}
+
+// Processes of this test program in another PID namespace: jobs' inits
+// (named so or not yet).
+int inits_of_this_program() {
+    const std::string self = link_of("/proc/self/exe");
+    const std::string own_pid_ns = link_of("/proc/self/ns/pid");
+    int count = 0;
+    for (const auto &pid : pids_in_proc()) {
+        const std::string dir = "/proc/" + pid;
+        if (link_of(dir + "/exe") == self && link_of(dir + "/ns/pid") != own_pid_ns) {
+            ++count;
+        }
+    }
+    return count;
+}
+
+} // namespace
+
+// A creator killed at its deadline (a hung jail filesystem) takes the init
+// it forked with it: nothing of a failed attempt stays on the node.
+TEST(JobNamespace, AnAttemptPastItsDeadlineLeavesNoInit) {
+    const int before = inits_of_this_program();
+    EXPECT_EQ(on_node([](Config &config) {
+                  sjail::NodeNamespace node;
+                  CHILD_EXPECT(sjail::acquire_node_namespace(config, node).ok());
+                  config.build_timeout_s = 0; // the deadline is now: every attempt is too late
+                  for (std::uint32_t job = 200; job < 220; ++job) {
+                      sjail::JobNamespace ns;
+                      CHILD_EXPECT(!sjail::open_job_namespace(config, node, job, ns).ok());
+                  }
+                  return std::string();
+              }),
+              "");
+    int after = inits_of_this_program();
+    for (int i = 0; i < 50 && after > before; ++i) {
+        ::usleep(20000);
+        after = inits_of_this_program();
+    }
+    EXPECT_EQ(after, before);
 }

@@ -18,6 +18,9 @@ LC_USER=sjuser
 LC_UID=5001
 LC_GROUP_EXTRA=sjextra
 LC_GID_EXTRA=5002
+# A second user, for tests of one user's job against another's.
+LC_USER2=sjother
+LC_UID2=5003
 LC_CLUSTER=sjlocal
 # yes: slurm.conf has JobContainerType=job_container/slurm_jail (the
 # documented setup); no: chroot.so alone makes each job's namespaces (the
@@ -30,6 +33,13 @@ LC_MUNGE_DIR=/run/munge
 LC_NODE_STATE_DIR=/run/slurm-jail
 LC_SPOOL_DIR=/var/spool/slurmd
 LC_NODE_TMP_DIR=/var/lib/slurm-jail/tmp
+# yes: proctrack/cgroup and task/cgroup with ConstrainRAMSpace (cgroup v1),
+# so that --mem is enforced; no (default): proctrack/linuxproc, task/none.
+LC_CGROUP=${SLURM_JAIL_LOCAL_CGROUP:-no}
+# The plugstack line, exactly as the README tells admins to write it.
+LC_PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'
+# More key=value settings for that line (tests of job_tmp_size= and the like).
+LC_PLUGSTACK_EXTRA=${SLURM_JAIL_LOCAL_PLUGSTACK_EXTRA:-}
 # Mount points on the host that the node namespaces bind onto.
 LC_HOST_MOUNTPOINTS=("$LC_JAIL_MOUNTPOINT" "$LC_MUNGE_DIR" "$LC_NODE_STATE_DIR" "$LC_SPOOL_DIR"
     "$LC_NODE_TMP_DIR")

@@ -15,14 +15,15 @@ write_hosts() {
 
 # What every Slurm cluster this repository starts has in its slurm.conf (the
 # local cluster and the smoke tests' single node): daemons as root, munge,
-# no cgroups, chroot.so through /etc/slurm/plugstack.conf.
+# no cgroups unless SLURM_JAIL_LOCAL_CGROUP=yes, chroot.so through /etc/slurm/plugstack.conf.
 slurm_conf_base() {
     cat <<CONF
 SlurmUser=root
 AuthType=auth/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+ProctrackType=$([ "${LC_CGROUP:-no}" = yes ] && echo proctrack/cgroup || echo proctrack/linuxproc)
+TaskPlugin=$([ "${LC_CGROUP:-no}" = yes ] && echo task/cgroup || echo task/none)
 SelectType=select/cons_tres
+SelectTypeParameters=$([ "${LC_CGROUP:-no}" = yes ] && echo CR_Core_Memory || echo CR_Core)
 MailProg=/bin/true
 ReturnToService=2
 PlugStackConfig=/etc/slurm/plugstack.conf
@@ -31,8 +32,10 @@ CONF
 }
 
 write_slurm_conf() {
-    local n i
+    local n i mem=
     n=$(workers)
+    # --mem needs memory on the node to ask for.
+    [ "$LC_CGROUP" = yes ] && mem=" RealMemory=4096"
     cat <<CONF
 # Written by hack/local-cluster; rewritten on every 'up'.
 ClusterName=$LC_CLUSTER
@@ -42,7 +45,6 @@ CONF
     cat <<CONF
 SlurmdUser=root
 CryptoType=crypto/munge
-SelectTypeParameters=CR_Core
 SchedulerType=sched/builtin
 SlurmdParameters=config_overrides
 KillWait=5
@@ -64,7 +66,7 @@ CONF
         echo "PrologFlags=Contain"
     fi
     for ((i = 1; i <= n; i++)); do
-        echo "NodeName=$(node_name "$i") NodeAddr=$(node_addr "$i") CPUs=32 State=UNKNOWN"
+        echo "NodeName=$(node_name "$i") NodeAddr=$(node_addr "$i") CPUs=32${mem} State=UNKNOWN"
     done
     echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
 }
@@ -73,8 +75,11 @@ write_config() {
     local etc=$LC_STATE/etc
     install -d -m 0755 "$etc" "$LC_STATE/ctld" "$LC_STATE/logs"
     write_slurm_conf >"$etc/slurm.conf"
-    echo "$LC_PLUGSTACK_LINE" >"$etc/plugstack.conf"
+    echo "$LC_PLUGSTACK_LINE${LC_PLUGSTACK_EXTRA:+ $LC_PLUGSTACK_EXTRA}" >"$etc/plugstack.conf"
+    # Read only with task/cgroup; the nodes share the host's cgroup v1 tree.
+    printf '%s\n' "# Written by hack/local-cluster." "CgroupPlugin=cgroup/v1" \
+        "ConstrainRAMSpace=yes" "ConstrainSwapSpace=yes" >"$etc/cgroup.conf"
     write_hosts "$LC_STATE/hosts"
     write_hosts "$(jail_dir)/etc/hosts"
-    chmod 0644 "$etc/slurm.conf" "$etc/plugstack.conf" "$LC_STATE/hosts"
+    chmod 0644 "$etc/slurm.conf" "$etc/plugstack.conf" "$etc/cgroup.conf" "$LC_STATE/hosts"
 }

@@ -41,6 +41,11 @@ add_user_to_jail() {
         "$LC_USER:x:$LC_UID:$LC_UID:slurm-jail test user:/home/$LC_USER:/bin/bash"
     add_line "$j/etc/shadow" "$LC_USER" "$LC_USER:*:19000:0:99999:7:::"
     install -d -m 0755 -o "$LC_UID" -g "$LC_UID" "$j/home/$LC_USER"
+    add_line "$j/etc/group" "$LC_USER2" "$LC_USER2:x:$LC_UID2:"
+    add_line "$j/etc/passwd" "$LC_USER2" \
+        "$LC_USER2:x:$LC_UID2:$LC_UID2:slurm-jail second test user:/home/$LC_USER2:/bin/bash"
+    add_line "$j/etc/shadow" "$LC_USER2" "$LC_USER2:*:19000:0:99999:7:::"
+    install -d -m 0755 -o "$LC_UID2" -g "$LC_UID2" "$j/home/$LC_USER2"
 }
 
 # The same user, with the same ids, on the host (slurmd looks it up there).
@@ -51,6 +56,12 @@ add_user_to_host() {
     getent passwd "$LC_USER" >/dev/null ||
         useradd -u "$LC_UID" -g "$LC_UID" -G "$LC_GROUP_EXTRA" -M -d "/home/$LC_USER" \
             -s /bin/bash -c "slurm-jail test user" "$LC_USER"
+    getent group "$LC_USER2" >/dev/null || groupadd -g "$LC_UID2" "$LC_USER2"
+    getent passwd "$LC_USER2" >/dev/null ||
+        useradd -u "$LC_UID2" -g "$LC_UID2" -M -d "/home/$LC_USER2" \
+            -s /bin/bash -c "slurm-jail second test user" "$LC_USER2"
+    [ "$(id -u "$LC_USER2")" = "$LC_UID2" ] ||
+        die "host user $LC_USER2 has uid $(id -u "$LC_USER2"), expected $LC_UID2; remove it (userdel $LC_USER2)"
     uid=$(id -u "$LC_USER") gid=$(getent group "$LC_GROUP_EXTRA" | cut -d: -f3)
     if [ "$uid" != "$LC_UID" ] || [ "$gid" != "$LC_GID_EXTRA" ]; then
         die "host user $LC_USER has uid $uid / group $LC_GROUP_EXTRA has gid $gid, expected $LC_UID / $LC_GID_EXTRA; remove them (userdel $LC_USER; groupdel $LC_GROUP_EXTRA)"
@@ -61,6 +72,8 @@ remove_user_from_host() {
     getent passwd "$LC_USER" >/dev/null && userdel "$LC_USER"
     getent group "$LC_GROUP_EXTRA" >/dev/null && groupdel "$LC_GROUP_EXTRA"
     getent group "$LC_USER" >/dev/null && groupdel "$LC_USER"
+    getent passwd "$LC_USER2" >/dev/null && userdel "$LC_USER2"
+    getent group "$LC_USER2" >/dev/null && groupdel "$LC_USER2"
     return 0
 }
 

@@ -1,0 +1,51 @@
+#!/usr/bin/env bats
+# --mem with task/cgroup: a jailed task over its memory limit is OOM-killed,
+# one under it runs. The cluster is restarted with cgroups for this file and
+# restored afterwards.
+
+setup_file() {
+    load helpers
+    [ -d /sys/fs/cgroup/memory ] || return 0 # the tests skip, naming the controller
+    "$LC" down >&2
+    SLURM_JAIL_LOCAL_CGROUP=yes "$LC" up >&2
+}
+
+teardown_file() {
+    load helpers
+    [ -d /sys/fs/cgroup/memory ] || return 0
+    "$LC" down >&2
+    "$LC" up >&2
+}
+
+setup() {
+    load helpers
+    load_assertions
+    [ -d /sys/fs/cgroup/memory ] ||
+        skip "no cgroup v1 memory controller at /sys/fs/cgroup/memory: task/cgroup cannot enforce --mem here"
+}
+
+@test "the cluster runs task/cgroup with ConstrainRAMSpace" {
+    run ush "scontrol show config"
+    assert_line --regexp '^TaskPlugin += task/cgroup$'
+    assert_line --regexp '^ProctrackType += proctrack/cgroup$'
+}
+
+@test "a jailed task's memory cgroup has the --mem limit" {
+    run ush "srun -w node1 --mem=64M sh -c 'cat $MARKER >/dev/null &&
+        cat /sys/fs/cgroup/memory\$(grep :memory: /proc/self/cgroup | cut -d: -f3)/memory.limit_in_bytes'"
+    assert_success
+    assert_output 67108864
+}
+
+@test "a jailed task within --mem runs" {
+    run ush "srun -w node1 --mem=256M sh -c 'cat $MARKER >/dev/null && head -c 32M /dev/zero | tail | wc -c'"
+    assert_success
+    assert_output 33554432
+}
+
+@test "a jailed task over --mem is OOM-killed" {
+    run ush "srun -w node1 --mem=64M sh -c 'cat $MARKER >/dev/null && head -c 512M /dev/zero | tail | wc -c'"
+    assert_failure
+    refute_output 536870912
+    assert_output --regexp 'oom-kill|OUT_OF_MEMORY|Out Of Memory'
+}
