@@ -6,6 +6,7 @@
 #include "node_gpu.hpp"
 #include "ns_bind.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -115,9 +116,15 @@ Status attempt_build(const Config &config, const std::vector<MountOp> &plan,
         return s;
     }
     const auto deadline = ChildClock::now() + std::chrono::seconds(config.build_timeout_s);
+    // The child keeps its pipes and the driver's files, opened as checked.
+    std::vector<int> keep{report.write.get(), hold.read.get()};
+    for (const auto &fd : driver.fds) {
+        keep.push_back(fd.get());
+    }
+    std::sort(keep.begin(), keep.end());
     const pid_t pid = ::fork();
     if (pid == 0) {
-        close_inherited_fds({report.write.get(), hold.read.get()});
+        close_inherited_fds(keep);
         run_child(config, plan, driver, cpu, report.write.get(), hold.read.get());
     }
     report.write.reset();

@@ -46,6 +46,21 @@ void close_inherited_fds(std::initializer_list<int> keep) noexcept {
     (void)::syscall(SYS_close_range, from, ~0U, 0U);
 }
 
+void close_inherited_fds(const std::vector<int> &sorted_keep) noexcept {
+    unsigned from = 3;
+    for (const int fd : sorted_keep) {
+        if (fd < 3) {
+            continue;
+        }
+        const auto keep = static_cast<unsigned>(fd);
+        if (keep > from) {
+            (void)::syscall(SYS_close_range, from, keep - 1, 0U);
+        }
+        from = std::max(from, keep + 1);
+    }
+    (void)::syscall(SYS_close_range, from, ~0U, 0U);
+}
+
 Status make_pipe(Pipe &p) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) {

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 namespace sjail {
 
@@ -43,6 +44,9 @@ BuilderEnd wait_child(pid_t pid, int pidfd, ChildClock::time_point deadline, int
 // own children must not be held here, or each child waits on the other's
 // until the deadline.
 void close_inherited_fds(std::initializer_list<int> keep) noexcept;
+
+// The same for any number of descriptors, sorted before the fork.
+void close_inherited_fds(const std::vector<int> &sorted_keep) noexcept;
 
 // An fd for waiting on `pid` with poll (pidfd_open).
 Fd open_pidfd(pid_t pid);
