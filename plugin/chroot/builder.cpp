@@ -80,6 +80,7 @@ Status build_in_child(const Config &config, const std::vector<MountOp> &plan,
                             int hold_fd) noexcept {
     int code = 1;
     try {
+        let_parent_bind_namespaces();
         pin_to_cpu(cpu);
         FileId root;
         const Status s = build_in_child(config, plan, driver, root);

@@ -206,6 +206,7 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
 [[noreturn]] void run_creator(const Inputs &in, int cpu, int report_fd, int hold_fd) noexcept {
     Fd keep_init;
     try {
+        let_parent_bind_namespaces();
         pin_to_cpu(cpu);
         pid_t init = 0;
         const Status s = make_in_child(in, init, keep_init);

@@ -22,6 +22,13 @@ int bind_namespace_of(pid_t pid, const char *kind, const std::string &path);
 // The CPUs this process may run on, the current one first.
 std::vector<int> cpus_to_try();
 
+// Called first in a child whose namespaces the parent will bind: binding
+// /proc/PID/ns/KIND needs ptrace read access to the child, which a process
+// that is not dumpable (sshd makes itself so, and its children inherit it)
+// grants only to CAP_SYS_PTRACE, which root in a container's user namespace
+// lacks. The child is root's own; dumpable is the default for root daemons.
+void let_parent_bind_namespaces();
+
 // Pins the calling process to `cpu` (best effort).
 void pin_to_cpu(int cpu);
 

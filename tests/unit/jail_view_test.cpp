@@ -6,9 +6,12 @@
 #include <fcntl.h>
 #include <functional>
 #include <gtest/gtest.h>
+#include <linux/capability.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -286,4 +289,25 @@ TEST(JailView, ResolvConfReplacedByRenameIsNoticed) {
             return std::string();
         }),
         "");
+}
+
+// sshd makes itself non-dumpable, and root in a container's user namespace
+// has no CAP_SYS_PTRACE: the namespace is still built and kept (its builder
+// lets the parent read /proc/PID/ns of it).
+TEST(JailView, ANonDumpableCallerWithoutPtraceStillBuildsTheNamespace) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  CHILD_EXPECT(::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0);
+                  CHILD_EXPECT(::prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0) == 0);
+                  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+                  __user_cap_data_struct data[2]{};
+                  CHILD_EXPECT(::syscall(SYS_capget, &header, data) == 0);
+                  data[0].effective &= ~(1U << CAP_SYS_PTRACE);
+                  data[0].permitted &= ~(1U << CAP_SYS_PTRACE);
+                  data[0].inheritable &= ~(1U << CAP_SYS_PTRACE);
+                  CHILD_EXPECT(::syscall(SYS_capset, &header, data) == 0);
+                  Fd keep;
+                  CHILD_EXPECT(ns_inode(config, keep) != 0);
+                  return std::string();
+              }),
+              "");
 }
