@@ -51,7 +51,6 @@ std::vector<SourceId> identify_sources(const std::vector<MountOp> &plan) {
     return ids;
 }
 
-
 } // namespace
 
 Status identify_jail(const Config &config, FileId &jail) {

@@ -51,8 +51,9 @@ jail_tree() {
     )
 }
 
-# on NODE CMD: run CMD as a job step on NODE (as the test user, in the jail).
-on() { ush "srun -w $1 $2"; }
+# on NODE CMD: run CMD as a job step on NODE (as the test user, in the jail);
+# --quiet: no "queued and waiting" notice while a node finishes a job.
+on() { ush "srun --quiet -w $1 $2"; }
 
 # assert_driver NODE VERSION CUDA: what jobs on NODE see of its driver.
 assert_driver() {

@@ -176,16 +176,18 @@ CONF
 }
 
 @test "a state directory the user owns in the jail is refused before the benchmark runs" {
-    run as_user_job 'mkdir -p /tmp/sjh-state'
+    # /var/tmp: shared by jobs (each job's /tmp is its own)
+    run as_user_job 'mkdir -p /var/tmp/sjh-state'
     assert_success
-    run root_check_job --state-dir /tmp/sjh-state --env FAKE_NCCL_ARGS=/root/sjh-never \
+    run root_check_job --state-dir /var/tmp/sjh-state --env FAKE_NCCL_ARGS=/root/sjh-never \
         --env "FAKE_NCCL_FIXTURE=$JAIL_FIXTURES/05_low_bw_4gpu_nvswitch_p2p_disabled_a100.txt"
     assert_failure 2
     run last_check_output
-    assert_output "slurm-jail-nccl-check: error: refusing '/tmp/sjh-state': '/tmp/sjh-state' is owned by uid $USER_UID; what a check uses as root must be owned by root, like every directory above it, and not writable by group or others"
+    assert_output "slurm-jail-nccl-check: error: refusing '/var/tmp/sjh-state': '/var/tmp/sjh-state' is owned by uid $USER_UID; what a check uses as root must be owned by root, like every directory above it, and not writable by group or others"
     [ ! -e "$JAIL/root/sjh-never" ]
-    run ls -A "$SJH_CLUSTER/nodetmp/sjh-state"
+    run ls -A "$JAIL/var/tmp/sjh-state"
     assert_output ''
+    rm -rf "$JAIL/var/tmp/sjh-state"
     run node_info n1
     assert_output 'idle|none'
 }
