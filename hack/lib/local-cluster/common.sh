@@ -26,6 +26,9 @@ LC_CLUSTER=sjlocal
 # documented setup); no: chroot.so alone makes each job's namespaces (the
 # benchmarks switch the plugin off per step, which a job container forbids).
 LC_JOB_CONTAINER=${SLURM_JAIL_LOCAL_JOB_CONTAINER:-yes}
+# PrologFlags=Contain (an extern step per job): with the job container by
+# default; SLURM_JAIL_LOCAL_CONTAIN=yes adds it to chroot.so alone.
+LC_CONTAIN=${SLURM_JAIL_LOCAL_CONTAIN:-$LC_JOB_CONTAINER}
 # Where a worker has what chroot.so's defaults expect (docs/contract.md);
 # ns-init binds the cluster's directories onto them.
 LC_JAIL_MOUNTPOINT=/mnt/jail

@@ -63,6 +63,8 @@ CONF
         # Each job's own namespaces also for what SPANK cannot reach (task
         # prolog/epilog scripts, sbcast, pam_slurm_adopt); an extern step per job.
         echo "JobContainerType=job_container/slurm_jail"
+    fi
+    if [ "$LC_CONTAIN" = yes ]; then
         echo "PrologFlags=Contain"
     fi
     for ((i = 1; i <= n; i++)); do
