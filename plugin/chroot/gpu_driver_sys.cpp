@@ -1,5 +1,6 @@
 #include "gpu_driver_sys.hpp"
 
+#include "driver_memo.hpp"
 #include "ld_cache.hpp"
 #include "path_rules.hpp"
 #include "safe_open.hpp"
@@ -96,11 +97,8 @@ Status resolve(Root &root, const std::vector<LibraryName> &candidates,
     return {};
 }
 
-Status cache_candidates(Root &root, std::vector<LibraryName> &candidates) {
-    if (!root.cache_status.ok()) {
-        return refuse(root, root.cache_status.message());
-    }
-    const TrustedOpen &cache = root.cache;
+// Reads the whole cache for the driver's names.
+Status read_cache_candidates(const TrustedOpen &cache, std::vector<LibraryName> &candidates) {
     std::string bytes;
     if (auto s = read_whole_file(cache.fd.get(), cache.shown, bytes); !s.ok()) {
         return s;
@@ -120,6 +118,28 @@ Status cache_candidates(Root &root, std::vector<LibraryName> &candidates) {
                                " cannot be read: " + s.message());
     }
     candidates = driver_library_candidates(parsed);
+    return {};
+}
+
+// The driver's names in `root`'s loader cache: from `memo` while the cache
+// is the file the memo was made from, else read; `memo_out` is the memo of
+// what was used.
+Status cache_candidates(Root &root, const std::string &memo, std::vector<LibraryName> &candidates,
+                        std::string &memo_out) {
+    if (!root.cache_status.ok()) {
+        return refuse(root, root.cache_status.message());
+    }
+    const TrustedOpen &cache = root.cache;
+    std::string key = identity_stamp_line("ld.so.cache " + cache.shown, file_identity(cache.st));
+    key.pop_back(); // its newline
+    if (driver_memo_lookup(memo, key, candidates)) {
+        memo_out = memo;
+        return {};
+    }
+    if (auto s = read_cache_candidates(cache, candidates); !s.ok()) {
+        return s;
+    }
+    memo_out = driver_memo_text(key, candidates);
     return {};
 }
 
@@ -338,7 +358,8 @@ Status search_root(const std::string &path, const DriverSearch &search, NodeDriv
         return s;
     }
     std::vector<LibraryName> candidates;
-    Status listed = root.layout.from_cache ? cache_candidates(root, candidates)
+    std::string memo;
+    Status listed = root.layout.from_cache ? cache_candidates(root, search.memo, candidates, memo)
                                            : listed_candidates(root, candidates);
     if (!listed.ok()) {
         return listed;
@@ -353,6 +374,7 @@ Status search_root(const std::string &path, const DriverSearch &search, NodeDriv
         return refuse(root, s.message());
     }
     if (selection.version.empty()) {
+        out.memo = memo;
         looked +=
             "\n  " + path + ": " +
             (root.layout.from_cache ? "its etc/ld.so.cache lists" : "its lib64/ and lib/ hold") +
@@ -361,6 +383,7 @@ Status search_root(const std::string &path, const DriverSearch &search, NodeDriv
     }
     found.root = path;
     found.version = selection.version;
+    found.memo = memo;
     for (const auto &i : selection.ignored) {
         found.notes.push_back("ignored " + i);
     }

@@ -22,6 +22,9 @@ struct DriverSearch {
     std::vector<std::string> roots = {"/", "/run/nvidia/driver", "/usr/local/nvidia"};
     // CUDA_MPS_PIPE_DIRECTORY of the node's MPS control daemon, if one runs.
     std::string mps_pipe_dir = "/tmp/nvidia-mps";
+    // A memo a previous search left (driver_memo.hpp): its candidates stand
+    // in for reading the loader cache when the cache is still the same file.
+    std::string memo;
 };
 
 struct NodeDriver {
@@ -30,6 +33,7 @@ struct NodeDriver {
     std::vector<DriverFile> files;  // libraries, binaries, IPC directories, data files
     std::vector<Fd> fds;            // O_PATH fd of files[i], opened as checked
     std::vector<std::string> notes; // what was ignored or left out, and why
+    std::string memo;               // of the loader cache consulted, "" when none was
 
     [[nodiscard]] bool found() const { return !version.empty(); }
 };

@@ -130,7 +130,12 @@ DriverSearch driver_search_for(const Config &config) {
         search.roots = {config.gpu_driver_root};
     }
     search.mps_pipe_dir = config.gpu_mps_dir;
+    search.memo = read_small_file(driver_memo_path(config));
     return search;
+}
+
+std::string driver_memo_path(const Config &config) {
+    return config.state_dir + "/driver-memo";
 }
 
 Status find_node_gpu(const Config &config, NodeGpu &out) {
@@ -140,7 +145,7 @@ Status find_node_gpu(const Config &config, NodeGpu &out) {
         return Status::failure(one_line(s.message()));
     }
     if (!out.driver.found()) {
-        out.stamp = "gpu " + mode + " none\n";
+        out.stamp = "gpu " + mode + " none\n" + out.driver.memo;
         return {};
     }
     std::string jail_cache;
@@ -148,7 +153,7 @@ Status find_node_gpu(const Config &config, NodeGpu &out) {
         return s;
     }
     out.stamp = "gpu " + mode + " " + out.driver.root + "\n" +
-                driver_stamp(out.driver.version, out.driver.files) + jail_cache;
+                driver_stamp(out.driver.version, out.driver.files) + jail_cache + out.driver.memo;
     return {};
 }
 

@@ -24,8 +24,14 @@ struct NodeGpu {
     std::string stamp; // its part of the namespace stamp
 };
 
-// Where gpu_driver_root= (or the usual places) and gpu_mps_dir= point.
+// Where gpu_driver_root= (or the usual places) and gpu_mps_dir= point, with
+// the driver memo the last build left.
 DriverSearch driver_search_for(const Config &config);
+
+// STATE/driver-memo: what the node's loader cache listed for the driver when
+// the namespace was last built (driver_memo.hpp). Its key, the cache's
+// identity, is part of the stamp, so a new cache rebuilds and renews it.
+std::string driver_memo_path(const Config &config);
 
 // Finds the node's driver as `config` asks. An error (gpu=on and none found,
 // or a driver that cannot be trusted in any mode) is one line.

@@ -47,6 +47,8 @@ Status rebuild(const Config &config, const FileId &jail, NodeNamespace &out) {
     }
     // Identified before the build: a source or driver that changes while it
     // runs makes the stamp stale, so the next step builds again.
+    // The driver is looked for afresh, reading the whole loader cache.
+    (void)::unlink(driver_memo_path(config).c_str());
     std::string stamp;
     NodeGpu gpu;
     if (auto s = stamp_now(config, jail, stamp, gpu); !s.ok()) {
@@ -56,6 +58,10 @@ Status rebuild(const Config &config, const FileId &jail, NodeNamespace &out) {
                                       state + "/ns");
         !s.ok()) {
         return s;
+    }
+    if (!gpu.driver.memo.empty()) {
+        // It only spares the next steps a read of the loader cache.
+        (void)write_file_atomically(driver_memo_path(config), gpu.driver.memo);
     }
     if (auto s = write_file_atomically(state + "/stamp", stamp); !s.ok()) {
         return s;

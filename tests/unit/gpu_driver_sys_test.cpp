@@ -1,5 +1,6 @@
 // Root-level: finding the fake NVIDIA driver on a sandbox node, and refusing
 // one that a user could have planted or redirected.
+#include "driver_memo.hpp"
 #include "gpu_driver_sys.hpp"
 #include "gpu_sandbox.hpp"
 #include "ldconfig_fixture.hpp"
@@ -297,6 +298,44 @@ TEST(GpuDiscover, AnUpgradeChangesTheStampAndNothingElseDoes) {
                   CHILD_EXPECT(discover(search({kNode}), reinstalled).empty());
                   CHILD_EXPECT(sjail::driver_stamp(reinstalled.version, reinstalled.files) !=
                                after);
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(GpuDiscover, TheMemoStandsInForTheLoaderCacheUntilTheCacheIsANewFile) {
+    EXPECT_EQ(on_mnt([] {
+                  gpu_sandbox::make_node_root(kNode);
+                  gpu_sandbox::install_driver_in_root(kNode, "550.54.15");
+                  NodeDriver read;
+                  CHILD_EXPECT(discover(search({kNode}), read).empty());
+                  CHILD_EXPECT(contains(read.memo, "libcuda.so.1"));
+                  DriverSearch with_memo = search({kNode});
+                  with_memo.memo = read.memo;
+                  NodeDriver recalled;
+                  CHILD_EXPECT(discover(with_memo, recalled).empty());
+                  CHILD_EXPECT(recalled.version == "550.54.15" && recalled.memo == read.memo);
+                  CHILD_EXPECT(sjail::driver_stamp(recalled.version, recalled.files) ==
+                               sjail::driver_stamp(read.version, read.files));
+                  // The memo is believed while the cache is the same file: a
+                  // memo for this cache that lists nothing finds no driver.
+                  const std::size_t key_at = read.memo.find('\n') + 1;
+                  const std::string key =
+                      read.memo.substr(key_at, read.memo.find('\n', key_at) - key_at);
+                  CHILD_EXPECT(key.starts_with("ld.so.cache " + kNode + "/etc/ld.so.cache dev="));
+                  DriverSearch empty_memo = search({kNode}, GpuMode::Auto);
+                  empty_memo.memo = sjail::driver_memo_text(key, {});
+                  NodeDriver none;
+                  CHILD_EXPECT(discover(empty_memo, none).empty());
+                  CHILD_EXPECT(!none.found());
+                  // An upgrade runs ldconfig: a new cache file, so the old memo
+                  // is passed over and the new driver found.
+                  gpu_sandbox::remove_driver_from_root(kNode);
+                  gpu_sandbox::install_driver_in_root(kNode, "580.159.04");
+                  NodeDriver upgraded;
+                  CHILD_EXPECT(discover(with_memo, upgraded).empty());
+                  CHILD_EXPECT(upgraded.version == "580.159.04");
+                  CHILD_EXPECT(!upgraded.memo.empty() && upgraded.memo != read.memo);
                   return std::string();
               }),
               "");

@@ -330,6 +330,33 @@ TEST(GpuNamespace, NoDriverIsFineInAutoAndFailsClosedInOnWithOneLine) {
         "");
 }
 
+TEST(GpuNamespace, ABuildKeepsTheNodesLoaderCacheMemoAndStepsReuseIt) {
+    EXPECT_EQ(
+        in_child([] {
+            Config config;
+            if (auto e = make_gpu_node(config, "", sjail::GpuMode::Auto); !e.empty()) {
+                return e;
+            }
+            // A node root with a loader cache and no driver.
+            config.gpu_driver_root = "/mnt/node/root";
+            gpu_sandbox::make_node_root(config.gpu_driver_root);
+            std::string out;
+            // No driver on this node: the probe runs and finds no libcuda.
+            CHILD_EXPECT(run_as_step(config, {"fake_nvidia_dlopen_probe"}, out) == 1);
+            const std::string memo = kit::read_file(config.state_dir + "/driver-memo");
+            CHILD_EXPECT(memo.starts_with(
+                "slurm-jail driver memo v1\nld.so.cache /mnt/node/root/etc/ld.so.cache dev="));
+            // The cache's identity is part of the stamp: a new node cache rebuilds.
+            const std::string first = kept_stamp(config);
+            CHILD_EXPECT(contains(first, memo));
+            CHILD_EXPECT(run_as_step(config, {"fake_nvidia_dlopen_probe"}, out) == 1);
+            CHILD_EXPECT(kept_stamp(config) == first);
+            CHILD_EXPECT(kit::read_file(config.state_dir + "/driver-memo") == memo);
+            return std::string();
+        }),
+        "");
+}
+
 TEST(GpuNamespace, ADriverTheJailCannotTakeFailsClosed) {
     EXPECT_EQ(
         in_child([] {
