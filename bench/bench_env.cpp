@@ -2,11 +2,11 @@
 
 #include "config.hpp"
 #include "jail_view.hpp"
+#include "job_namespace.hpp"
 #include "kit/child.hpp"
 #include "kit/files.hpp"
 #include "kit/jail_skeleton.hpp"
 #include "kit/node.hpp"
-#include "job_namespace.hpp"
 #include "mount_plan.hpp"
 #include "node_namespace.hpp"
 #include "node_stamp_sys.hpp"

@@ -6,18 +6,13 @@
 #include "node_gpu.hpp"
 #include "ns_bind.hpp"
 
-#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <csignal>
-#include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 
 namespace sjail {
 namespace {
@@ -91,14 +86,9 @@ Status build_in_child(const Config &config, const std::vector<MountOp> &plan,
         code = g_fault == BuilderFault::OkThenFail ? 3 : code;
 #endif
     } catch (...) {
-        static const char kLine[] = "sjail-builder error the builder ran out of memory\n";
-        const ssize_t written = ::write(report_fd, kLine, sizeof(kLine) - 1);
-        (void)written;
+        write_all(report_fd, "sjail-builder error the builder ran out of memory\n");
     }
-    ::close(report_fd);
-    char byte = 0;
-    while (::read(hold_fd, &byte, 1) < 0 && errno == EINTR) {
-    }
+    (void)finish_report(report_fd, hold_fd);
     ::_exit(code);
 }
 
@@ -108,41 +98,24 @@ Status attempt_build(const Config &config, const std::vector<MountOp> &plan,
                      const NodeDriver &driver, const FileId &jail, const std::string &ns_path,
                      int cpu, int &bind_errno) {
     bind_errno = 0;
-    Pipe report;
-    Pipe hold;
-    if (auto s = make_pipe(report); !s.ok()) {
-        return s;
-    }
-    if (auto s = make_pipe(hold); !s.ok()) {
-        return s;
-    }
-    const auto deadline = ChildClock::now() + std::chrono::seconds(config.build_timeout_s);
-    // The child keeps its pipes and the driver's files, opened as checked.
-    std::vector<int> keep{report.write.get(), hold.read.get()};
+    // The child keeps the driver's files, opened as checked.
+    std::vector<int> keep;
     for (const auto &fd : driver.fds) {
         keep.push_back(fd.get());
     }
-    std::sort(keep.begin(), keep.end());
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        close_inherited_fds(keep);
-        run_child(config, plan, driver, cpu, report.write.get(), hold.read.get());
+    BuilderChild child;
+    if (auto s = child.start("the jail builder", config.build_timeout_s, std::move(keep),
+                             [&](int report_fd, int hold_fd) {
+                                 run_child(config, plan, driver, cpu, report_fd, hold_fd);
+                             });
+        !s.ok()) {
+        return s;
     }
-    report.write.reset();
-    hold.read.reset();
-    if (pid < 0) {
-        return Status::from_errno("fork the jail builder");
+    child.read_report();
+    if (child.reported_in_time() && child.report().starts_with("sjail-builder ok ")) {
+        bind_errno = bind_namespace_of(child.pid(), "mnt", ns_path);
     }
-    const Fd pidfd = open_pidfd(pid);
-    std::string text;
-    const bool in_time = read_until_eof(report.read.get(), deadline, text);
-    const bool claims_success = in_time && text.starts_with("sjail-builder ok ");
-    if (claims_success) {
-        bind_errno = bind_namespace_of(pid, "mnt", ns_path);
-    }
-    hold.write.reset(); // the child may exit now
-    const BuilderEnd end = wait_child(pid, pidfd.get(), deadline, config.build_timeout_s, !in_time);
-    Status judged = judge_builder(text, end, jail);
+    Status judged = judge_builder(child.report(), child.finish(), jail);
     if (!judged.ok() || bind_errno != 0) {
         (void)::umount2(ns_path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW); // never keep it
     }

@@ -71,7 +71,7 @@ Status make_pipe(Pipe &p) {
     return {};
 }
 
-void write_all(int fd, const std::string &text) {
+void write_all(int fd, std::string_view text) noexcept {
     std::size_t done = 0;
     while (done < text.size()) {
         const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
@@ -167,6 +167,60 @@ BuilderEnd wait_child(pid_t pid, int pidfd, ChildClock::time_point deadline, int
 
 Fd open_pidfd(pid_t pid) {
     return Fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+}
+
+Status BuilderChild::start(const char *what, int timeout_s, std::vector<int> keep,
+                           const Body &body) {
+    Pipe report;
+    Pipe hold;
+    if (auto s = make_pipe(report); !s.ok()) {
+        return s;
+    }
+    if (auto s = make_pipe(hold); !s.ok()) {
+        return s;
+    }
+    timeout_s_ = timeout_s;
+    deadline_ = ChildClock::now() + std::chrono::seconds(timeout_s);
+    // Sorted before the fork: the child closes the rest without allocating.
+    keep.push_back(report.write.get());
+    keep.push_back(hold.read.get());
+    std::sort(keep.begin(), keep.end());
+    pid_ = ::fork();
+    if (pid_ == 0) {
+        close_inherited_fds(keep);
+        body(report.write.get(), hold.read.get());
+        ::_exit(1); // the body never returns
+    }
+    if (pid_ < 0) {
+        const int err = errno;
+        return Status::from_errno(std::string("fork ") + what, err);
+    }
+    pidfd_ = open_pidfd(pid_);
+    report_read_ = std::move(report.read);
+    hold_write_ = std::move(hold.write);
+    return {};
+}
+
+void BuilderChild::read_report() {
+    in_time_ = read_until_eof(report_read_.get(), deadline_, report_);
+}
+
+void BuilderChild::tell(std::string_view word) {
+    write_all(hold_write_.get(), word);
+}
+
+BuilderEnd BuilderChild::finish() {
+    hold_write_.reset(); // the child may exit now
+    return wait_child(pid_, pidfd_.get(), deadline_, timeout_s_, !in_time_);
+}
+
+char finish_report(int report_fd, int hold_fd) noexcept {
+    ::close(report_fd);
+    char byte = 0;
+    ssize_t n = 0;
+    while ((n = ::read(hold_fd, &byte, 1)) < 0 && errno == EINTR) {
+    }
+    return n == 1 ? byte : '\0';
 }
 
 } // namespace sjail

@@ -199,10 +199,16 @@ Status read_layout(Root &root, bool &is_root) {
     return {};
 }
 
-void add_file(NodeDriver &out, DriverFile file, TrustedOpen &opened) {
+// Records the file behind `opened` as a driver file of `kind` and keeps its
+// fd; the caller adds what only its kind has (name, links, view_path).
+DriverFile &add_file(NodeDriver &out, DriverFileKind kind, DriverUse use, TrustedOpen &opened) {
+    DriverFile &file = out.files.emplace_back();
+    file.kind = kind;
+    file.node_path = opened.shown;
+    file.use = use;
     file.identity = file_identity(opened.st);
-    out.files.push_back(std::move(file));
     out.fds.push_back(std::move(opened.fd));
+    return file;
 }
 
 Status add_libraries(Root &root, const DriverSelection &selection, NodeDriver &out) {
@@ -211,13 +217,9 @@ Status add_libraries(Root &root, const DriverSelection &selection, NodeDriver &o
         if (it == root.files.end()) {
             return Status::failure("internal: " + lib.real + " was selected but not opened");
         }
-        DriverFile f;
-        f.kind = DriverFileKind::Library;
-        f.node_path = it->second.shown;
+        DriverFile &f = add_file(out, DriverFileKind::Library, lib.use, it->second);
         f.name = lib.real;
         f.links = lib.links;
-        f.use = lib.use;
-        add_file(out, std::move(f), it->second);
     }
     return {};
 }
@@ -237,12 +239,7 @@ Status add_binaries(Root &root, NodeDriver &out) {
             }
             return refuse(root, s.message());
         }
-        DriverFile f;
-        f.kind = DriverFileKind::Binary;
-        f.node_path = file.shown;
-        f.name = name;
-        f.use = spec.use;
-        add_file(out, std::move(f), file);
+        add_file(out, DriverFileKind::Binary, spec.use, file).name = name;
     }
     return {};
 }
@@ -299,12 +296,7 @@ Status add_ipc(Root &root, const DriverSearch &search, NodeDriver &out) {
         if (!found) {
             continue; // the daemon does not run on this node
         }
-        DriverFile f;
-        f.kind = DriverFileKind::IpcDir;
-        f.node_path = opened.shown;
-        f.view_path = path;
-        f.use = spec.use;
-        add_file(out, std::move(f), opened);
+        add_file(out, DriverFileKind::IpcDir, spec.use, opened).view_path = path;
     }
     return {};
 }
@@ -326,12 +318,7 @@ Status add_data(Root &root, NodeDriver &out) {
         if (!found) {
             continue;
         }
-        DriverFile f;
-        f.kind = DriverFileKind::DataFile;
-        f.node_path = opened.shown;
-        f.view_path = path;
-        f.use = spec.use;
-        add_file(out, std::move(f), opened);
+        add_file(out, DriverFileKind::DataFile, spec.use, opened).view_path = path;
     }
     return {};
 }

@@ -213,18 +213,10 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
         write_all(report_fd,
                   s.ok() ? job_creator_success_line(init) : builder_failure_line(s.message()));
     } catch (...) {
-        const char line[] = "sjail-builder error out of memory making the job's namespaces\n";
-        const ssize_t n = ::write(report_fd, line, sizeof(line) - 1);
-        (void)n;
+        write_all(report_fd, "sjail-builder error out of memory making the job's namespaces\n");
     }
-    ::close(report_fd);
-    char byte = 0;
-    ssize_t n = 0;
-    while ((n = ::read(hold_fd, &byte, 1)) < 0 && errno == EINTR) {
-    }
-    if (n == 1 && byte == 'k' && keep_init.valid()) {
-        const ssize_t w = ::write(keep_init.get(), "k", 1);
-        (void)w;
+    if (finish_report(report_fd, hold_fd) == 'k' && keep_init.valid()) {
+        write_all(keep_init.get(), "k");
     }
     ::_exit(0);
 }
@@ -255,43 +247,28 @@ void drop_namespaces(const JobPaths &paths) {
 // init is recorded. `bind_errno` tells why they could not be kept.
 Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_errno) {
     bind_errno = 0;
-    Pipe report;
-    Pipe hold;
-    if (auto s = make_pipe(report); !s.ok()) {
+    BuilderChild creator;
+    if (auto s = creator.start(
+            "the job's namespace builder", in.config.build_timeout_s, {in.node_ns, in.tmp_dir},
+            [&](int report_fd, int hold_fd) { run_creator(in, cpu, report_fd, hold_fd); });
+        !s.ok()) {
         return s;
     }
-    if (auto s = make_pipe(hold); !s.ok()) {
-        return s;
-    }
-    const auto deadline = ChildClock::now() + std::chrono::seconds(in.config.build_timeout_s);
-    const pid_t creator = ::fork();
-    if (creator == 0) {
-        close_inherited_fds({report.write.get(), hold.read.get(), in.node_ns, in.tmp_dir});
-        run_creator(in, cpu, report.write.get(), hold.read.get());
-    }
-    report.write.reset();
-    hold.read.reset();
-    if (creator < 0) {
-        return Status::from_errno("fork the job's namespace builder");
-    }
-    const Fd pidfd = open_pidfd(creator);
-    std::string text;
-    const bool in_time = read_until_eof(report.read.get(), deadline, text);
+    creator.read_report();
+    const std::string &text = creator.report();
     std::int64_t claimed = 0;
     std::optional<InitId> init;
-    if (in_time && job_creator_claims_success(text)) {
+    if (creator.reported_in_time() && job_creator_claims_success(text)) {
         BuilderEnd so_far; // the exit status is judged below
         if (judge_job_creator(text, so_far, claimed).ok()) {
             init = identify(static_cast<pid_t>(claimed));
-            bind_errno = init ? keep_namespaces(creator, init->pid, paths) : ESRCH;
+            bind_errno = init ? keep_namespaces(creator.pid(), init->pid, paths) : ESRCH;
         }
     }
     if (init && bind_errno == 0) {
-        write_all(hold.write.get(), "k"); // the init lives on
+        creator.tell("k"); // the init lives on
     }
-    hold.write.reset();
-    const BuilderEnd end =
-        wait_child(creator, pidfd.get(), deadline, in.config.build_timeout_s, !in_time);
+    const BuilderEnd end = creator.finish();
     Status judged = judge_job_creator(text, end, claimed);
     if (judged.ok() && bind_errno == 0 && init) {
         return write_file_atomically(paths.init, format_init_id(*init));

@@ -7,10 +7,7 @@
 setup() {
     load helpers
     load user_code
-    load_assertions
-    make_test_dir
-    setup_drops
-    user_script task.sh task
+    setup_user_code_test
     NODE_STATE=$STATE/nodes/node1/run # /run/slurm-jail on node1
 }
 

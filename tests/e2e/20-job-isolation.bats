@@ -4,12 +4,11 @@
 
 setup() {
     load helpers
-    load_assertions
-    make_test_dir
+    setup_job_test
 }
 
 teardown() {
-    ush "scancel -u $TEST_UID" || true
+    cancel_test_jobs
     ush_other "scancel -u $OTHER_UID" || true
     pkill -u "$TEST_UID" -f 'sleep 91[0-9]$' || true
 }

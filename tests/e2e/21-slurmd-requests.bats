@@ -5,14 +5,13 @@
 
 setup() {
     load helpers
-    load_assertions
-    make_test_dir
+    setup_job_test
     HOSTONLY=/var/tmp/e2e-hostonly-$$
     MISSING=/var/tmp/e2e-missing-$$
 }
 
 teardown() {
-    ush "scancel -u $TEST_UID" || true
+    cancel_test_jobs
     rm -rf "$HOSTONLY" "${JAIL:?}/var/tmp/e2e-sbcast-$$" /tmp/e2e-sbcast-$$
 }
 

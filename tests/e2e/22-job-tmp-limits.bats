@@ -18,12 +18,11 @@ teardown_file() {
 
 setup() {
     load helpers
-    load_assertions
-    make_test_dir
+    setup_job_test
 }
 
 teardown() {
-    ush "scancel -u $TEST_UID" || true
+    cancel_test_jobs
 }
 
 @test "the plugstack line carries the limits" {

@@ -41,6 +41,15 @@ make_test_dir() {
     ush "rm -rf $T && mkdir -p $T"
 }
 
+# setup_job_test: a job test's setup: assertions and a fresh working directory.
+setup_job_test() {
+    load_assertions
+    make_test_dir
+}
+
+# cancel_test_jobs: a job test's teardown: cancels every job of the test user.
+cancel_test_jobs() { ush "scancel -u $TEST_UID" || true; }
+
 # assert_in_jail N: the probe's output shows N tasks in the jail, none on the host.
 assert_in_jail() {
     assert_equal "$(grep -c '^in-jail node' <<<"$output")" "$1"

@@ -20,6 +20,15 @@ setup_drops() {
     [ ! -e "$JAIL$HOST_DROP" ] && [ ! -e "$JAIL_DROP" ]
 }
 
+# setup_user_code_test: a test's setup: assertions, its working directory,
+# the drops and the user's task script $T/task.sh (after `load user_code`).
+setup_user_code_test() {
+    load_assertions
+    make_test_dir
+    setup_drops
+    user_script task.sh task
+}
+
 remove_drops() { rm -rf "${HOST_DROP:?}" "$JAIL${JAIL_DROP:?}"; }
 
 # user_code LABEL: the user's shell code, reporting where it runs.

@@ -4,14 +4,10 @@
 # for types, unknown keys and enums; templates/validate.yaml for checks across
 # keys).
 
-setup_file() {
-    load helpers
-    require_tools
-}
+load helpers
 
-setup() {
-    load helpers
-    load_libs
+setup_file() {
+    require_tools
 }
 
 # refused VALUES_YAML MESSAGE...: helm template must fail and print every MESSAGE.

@@ -4,8 +4,9 @@
 # (health/), as built by tests/run-all into $SLURM_JAIL_BUILD_DIR/health:
 # every section and key the chart writes must be accepted by them.
 
+load helpers
+
 setup_file() {
-    load helpers
     require_tools
     export R=$BATS_FILE_TMPDIR
     render "$R/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml"
@@ -13,8 +14,6 @@ setup_file() {
 }
 
 setup() {
-    load helpers
-    load_libs
     hb=${SLURM_JAIL_BUILD_DIR:-$root/build}/health
 }
 

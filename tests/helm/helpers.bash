@@ -1,13 +1,12 @@
-# Shared by tests/helm/*.bats. Tools come from hack/deps/helm.sh.
+# Shared by tests/helm/*.bats, which load it at their top (the assertion
+# libraries come with it). Tools come from hack/deps/helm.sh.
+load /usr/lib/bats/bats-support/load
+load /usr/lib/bats/bats-assert/load
+
 root=${SLURM_JAIL_ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 chart=$root/helm/slurm-cluster
 helm_bin=$root/.tools/bin/helm
 export NODE_PATH=$root/.tools/node/node_modules
-
-load_libs() {
-    load /usr/lib/bats/bats-support/load
-    load /usr/lib/bats/bats-assert/load
-}
 
 require_tools() {
     if [ ! -x "$helm_bin" ] || [ ! -d "$NODE_PATH/kubernetes-models" ]; then

@@ -5,8 +5,9 @@
 # statically against docs/contract.md and images/, and inside the images with
 # podman (built here by images/build-images when missing).
 
+load helpers
+
 setup_file() {
-    load helpers
     require_tools
     export R=$BATS_FILE_TMPDIR
     # image.registry=localhost: the refs the images suite builds with podman
@@ -15,8 +16,6 @@ setup_file() {
 }
 
 setup() {
-    load helpers
-    load_libs
     images=$root/images
     contract=$root/docs/contract.md
     # the images suite's podman settings (runc, cgroupfs, ulimits)

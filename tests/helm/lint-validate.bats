@@ -3,14 +3,10 @@
 # helm lint --strict and schema validation of every rendered object, for the
 # default values and every example values file.
 
-setup_file() {
-    load helpers
-    require_tools
-}
+load helpers
 
-setup() {
-    load helpers
-    load_libs
+setup_file() {
+    require_tools
 }
 
 lint_and_validate() {

@@ -3,10 +3,7 @@
 # The chart README's values table is generated from the `# --` comments of
 # values.yaml and must be in sync; every key is documented.
 
-setup() {
-    load helpers
-    load_libs
-}
+load helpers
 
 @test "every values.yaml key has a helm-docs '# --' comment and README.md's table is up to date" {
     run node "$chart/hack/values-doc.js" --check

@@ -2,8 +2,9 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2154,SC2016 # variables come from helpers.bash (bats `load`); single-quoted $ are literal patterns and in-container scripts
 # Assertions on the rendered objects: the parts users rely on.
 
+load helpers
+
 setup_file() {
-    load helpers
     require_tools
     export R=$BATS_FILE_TMPDIR
     render "$R/default.json"
@@ -12,11 +13,6 @@ setup_file() {
     render "$R/acct-ext.json" -f "$chart/examples/accounting-external.yaml"
     render "$R/lb.json" -f "$chart/examples/loadbalancer-login.yaml"
     render "$R/cpu.json" -f "$chart/examples/cpu-only.yaml"
-}
-
-setup() {
-    load helpers
-    load_libs
 }
 
 @test "plugstack.conf holds exactly the contract's plugin line" {

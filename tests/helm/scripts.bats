@@ -3,9 +3,9 @@
 # The chart's pod scripts (helm/slurm-cluster/files), run for real against
 # fake scontrol/squeue/sinfo that record their arguments.
 
+load helpers
+
 setup() {
-    load helpers
-    load_libs
     files=$chart/files
     bin=$BATS_TEST_TMPDIR/bin
     mkdir -p "$bin"

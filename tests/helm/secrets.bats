@@ -6,14 +6,13 @@
 # (tests/helm/lib/fake-apiserver.js) plays the cluster, and `helm template
 # --dry-run=server` makes helm call it exactly as `helm upgrade` would.
 
+load helpers
+
 setup_file() {
-    load helpers
     require_tools
 }
 
 setup() {
-    load helpers
-    load_libs
     d=$BATS_TEST_TMPDIR
 }
 

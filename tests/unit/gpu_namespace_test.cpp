@@ -19,7 +19,6 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -63,42 +62,23 @@ std::string make_gpu_node(Config &config, const std::string &version, sjail::Gpu
 // Runs argv as a task of a step would: in a forked child that enters the
 // node's jail namespace (building it when needed), with a plain PATH.
 int run_as_step(const Config &config, const std::vector<std::string> &argv, std::string &output) {
-    int fds[2];
-    if (::pipe(fds) != 0) {
-        return -1;
+    std::vector<char *> args;
+    for (const auto &a : argv) {
+        args.push_back(const_cast<char *>(a.c_str()));
     }
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        ::dup2(fds[1], 1);
-        ::dup2(fds[1], 2);
-        ::close(fds[0]);
-        ::close(fds[1]);
-        if (auto s = sjail::enter_node_jail(config); !s.ok()) {
-            const std::string line = "ENTRY FAILED: " + s.message() + "\n";
-            (void)!::write(1, line.data(), line.size());
-            ::_exit(125);
-        }
-        std::vector<char *> args;
-        for (const auto &a : argv) {
-            args.push_back(const_cast<char *>(a.c_str()));
-        }
-        args.push_back(nullptr);
-        ::setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
-        ::unsetenv("LD_LIBRARY_PATH");
-        ::execvp(args[0], args.data());
-        ::_exit(127);
-    }
-    ::close(fds[1]);
-    output.clear();
-    char buf[4096];
-    ssize_t n = 0;
-    while ((n = ::read(fds[0], buf, sizeof(buf))) > 0) {
-        output.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    args.push_back(nullptr);
+    return fixture::run_capturing(
+        [&] {
+            if (auto s = sjail::enter_node_jail(config); !s.ok()) {
+                const std::string line = "ENTRY FAILED: " + s.message() + "\n";
+                (void)!::write(1, line.data(), line.size());
+                ::_exit(125);
+            }
+            ::setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
+            ::unsetenv("LD_LIBRARY_PATH");
+            ::execvp(args[0], args.data());
+        },
+        output);
 }
 
 // What a job on this node sees of the driver, checked: both libraries by

@@ -79,10 +79,10 @@ void install_host_libc(const std::string &lib_dir) {
                   fs::copy_options::overwrite_existing);
 }
 
-int run(const std::vector<std::string> &argv, std::string *output, const std::string &root) {
+int run_capturing(const std::function<void()> &exec, std::string &output) {
     int fds[2];
     if (::pipe(fds) != 0) {
-        throw std::runtime_error("pipe failed");
+        return -1;
     }
     const pid_t pid = ::fork();
     if (pid == 0) {
@@ -90,37 +90,50 @@ int run(const std::vector<std::string> &argv, std::string *output, const std::st
         ::dup2(fds[1], 2);
         ::close(fds[0]);
         ::close(fds[1]);
-        std::vector<char *> args;
-        for (const auto &a : argv) {
-            args.push_back(const_cast<char *>(a.c_str()));
-        }
-        args.push_back(nullptr);
-        if (root.empty()) {
-            ::execv(args[0], args.data());
-            ::_exit(127);
-        }
-        if (::chroot(root.c_str()) != 0 || ::chdir("/") != 0) {
-            ::_exit(126);
-        }
-        char path[] = "PATH=/usr/local/bin:/usr/bin:/bin";
-        char *env[] = {path, nullptr};
-        ::execve(args[0], args.data(), env);
+        exec();
         ::_exit(127);
     }
     ::close(fds[1]);
-    std::string text;
+    output.clear();
     char buf[4096];
     ssize_t n = 0;
     while ((n = ::read(fds[0], buf, sizeof(buf))) > 0) {
-        text.append(buf, static_cast<std::size_t>(n));
+        output.append(buf, static_cast<std::size_t>(n));
     }
     ::close(fds[0]);
     int status = 0;
     ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+int run(const std::vector<std::string> &argv, std::string *output, const std::string &root) {
+    std::vector<char *> args;
+    for (const auto &a : argv) {
+        args.push_back(const_cast<char *>(a.c_str()));
+    }
+    args.push_back(nullptr);
+    std::string text;
+    const int status = run_capturing(
+        [&] {
+            if (root.empty()) {
+                ::execv(args[0], args.data());
+                ::_exit(127);
+            }
+            if (::chroot(root.c_str()) != 0 || ::chdir("/") != 0) {
+                ::_exit(126);
+            }
+            char path[] = "PATH=/usr/local/bin:/usr/bin:/bin";
+            char *env[] = {path, nullptr};
+            ::execve(args[0], args.data(), env);
+        },
+        text);
+    if (status < 0) {
+        throw std::runtime_error("pipe failed");
+    }
     if (output != nullptr) {
         *output = text;
     }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    return status;
 }
 
 std::string make_cache(const std::string &root, const std::vector<std::string> &extra) {

@@ -3,6 +3,7 @@
 // the node's own ldconfig run over them. Errors throw std::runtime_error.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ inline const std::string kMultiarchLib = std::string("/usr/lib/") + SJAIL_MULTIA
 
 // Copies the host's libc (and the loader) into `lib_dir`.
 void install_host_libc(const std::string &lib_dir);
+
+// Forks a child whose stdout and stderr go to `output`; `exec` runs there and
+// ends it (an exec, or _exit). Returns the child's exit status (128: killed),
+// or -1 when no pipe could be made.
+int run_capturing(const std::function<void()> &exec, std::string &output);
 
 // Runs a program (no shell) and returns its exit status (126: chroot failed,
 // 127: exec failed, 128: killed); output gets stdout+stderr. With `root`, the
