@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <linux/magic.h>
+#include <sstream>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -362,20 +363,21 @@ TEST(JobNamespace, JobsStartingAtOnceFromThreadsAreMadeInTime) {
 
 namespace {
 
-std::string link_of(const std::string &path) {
-    char target[4096] = {};
-    return ::readlink(path.c_str(), target, sizeof(target) - 1) > 0 ? target : "";
-}
-
-// Processes of this test program in another PID namespace: jobs' inits
-// (named so or not yet).
-int inits_of_this_program() {
-    const std::string self = link_of("/proc/self/exe");
-    const std::string own_pid_ns = link_of("/proc/self/ns/pid");
+// How many processes are in session `session` (field 6 of /proc/PID/stat).
+int processes_in_session(pid_t session) {
     int count = 0;
     for (const auto &pid : pids_in_proc()) {
-        const std::string dir = "/proc/" + pid;
-        if (link_of(dir + "/exe") == self && link_of(dir + "/ns/pid") != own_pid_ns) {
+        const std::string stat = kit::read_file("/proc/" + pid + "/stat");
+        const std::size_t after_name = stat.rfind(')');
+        if (after_name == std::string::npos) {
+            continue; // gone meanwhile
+        }
+        std::istringstream fields(stat.substr(after_name + 1));
+        std::string state;
+        long ppid = 0;
+        long pgrp = 0;
+        long sid = 0;
+        if (fields >> state >> ppid >> pgrp >> sid && sid == session) {
             ++count;
         }
     }
@@ -387,22 +389,26 @@ int inits_of_this_program() {
 // A creator killed at its deadline (a hung jail filesystem) takes the init
 // it forked with it: nothing of a failed attempt stays on the node.
 TEST(JobNamespace, AnAttemptPastItsDeadlineLeavesNoInit) {
-    const int before = inits_of_this_program();
-    EXPECT_EQ(on_node([](Config &config) {
-                  sjail::NodeNamespace node;
-                  CHILD_EXPECT(sjail::acquire_node_namespace(config, node).ok());
-                  config.build_timeout_s = 0; // the deadline is now: every attempt is too late
-                  for (std::uint32_t job = 200; job < 220; ++job) {
-                      sjail::JobNamespace ns;
-                      CHILD_EXPECT(!sjail::open_job_namespace(config, node, job, ns).ok());
-                  }
-                  return std::string();
-              }),
-              "");
-    int after = inits_of_this_program();
-    for (int i = 0; i < 50 && after > before; ++i) {
+    // The attempts run in a session of their own, so that what they leave
+    // is told apart from other tests' jobs running meanwhile.
+    const std::string result = on_node([](Config &config) {
+        const pid_t session = ::setsid();
+        CHILD_EXPECT(session > 0);
+        sjail::NodeNamespace node;
+        CHILD_EXPECT(sjail::acquire_node_namespace(config, node).ok());
+        config.build_timeout_s = 0; // the deadline is now: every attempt is too late
+        for (std::uint32_t job = 200; job < 220; ++job) {
+            sjail::JobNamespace ns;
+            CHILD_EXPECT(!sjail::open_job_namespace(config, node, job, ns).ok());
+        }
+        return "session " + std::to_string(session);
+    });
+    ASSERT_TRUE(result.starts_with("session ")) << result;
+    const pid_t session = std::stoi(result.substr(8));
+    int left = processes_in_session(session);
+    for (int i = 0; i < 50 && left > 0; ++i) {
         ::usleep(20000);
-        after = inits_of_this_program();
+        left = processes_in_session(session);
     }
-    EXPECT_EQ(after, before);
+    EXPECT_EQ(left, 0);
 }
