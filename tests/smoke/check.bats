@@ -83,7 +83,7 @@ fixed_jail() {
     run check
     assert_failure 1
     # run=node (the default): the plugin makes /run/munge in the node's own /run.
-    refute_line --partial '/run/munge'
+    refute_line --regexp '^PROBLEM: .*/run/munge'
     assert_line --regexp '^PROBLEM: mount point /etc/slurm is missing inside the jail.* -- fix: .*mkdir -p /mnt/jail/etc/slurm'
     assert_line --regexp '^PROBLEM: mount point /var/spool/slurmd is missing inside the jail.* -- fix: .*mkdir -p /mnt/jail/var/spool/slurmd'
     assert_line --regexp "^PROBLEM: chroot.so is not in the jail .* -- fix: copy the plugin into the jail: install -m 0755 $PLUGIN_DIR/chroot.so /mnt/jail$PLUGIN_DIR/chroot.so"
@@ -126,7 +126,7 @@ fixed_jail() {
     assert_failure 1
     assert_line --regexp '^PROBLEM: jail path /var/spool/slurmd is a symlink.* -- fix: replace the symlink in the jail by a real root-owned directory'
     assert_line --regexp "^PROBLEM: mount point /run inside the jail is owned by uid $SJUSER_UID, not root -- fix: chown root:root /mnt/jail/run"
-    refute_line --partial '/run/munge'
+    refute_line --regexp '^PROBLEM: .*/run/munge'
     assert_line --regexp "^PROBLEM: jail /mnt/jail: root processes on the node read /etc/nsswitch.conf .* -- fix: chown root:root /mnt/jail/etc/nsswitch.conf; chmod go-w /mnt/jail/etc/nsswitch.conf"
     assert_line --regexp '^3 problems'
     # With the jail's own /run, the way to /run/munge is what users control.
