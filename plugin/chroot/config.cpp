@@ -14,7 +14,7 @@ namespace {
 constexpr std::string_view kHint =
     "; see chroot.so(8) for the settings (jail= bind= munge= conf_dir= spool= tmp= state= "
     "allow_opt_out= build_timeout= job_tmp= job_tmp_size= job_shm_size= proc= gpu= "
-    "gpu_driver_root= gpu_mps_dir=)";
+    "gpu_driver_root= gpu_mps_dir= run=)";
 
 constexpr int kMaxBuildTimeout = 3600;
 
@@ -72,6 +72,15 @@ Status check_not_driver_view(const Config &config, const std::string &target) {
     return {};
 }
 
+// With run=node the plugin mounts /run itself; a bind may land below it, not on it.
+Status check_not_run(const Config &config, const std::string &target, const std::string &what) {
+    if (config.run == RunMode::Node && target == "/run") {
+        return Status::failure(what + " /run is where run=node mounts the node's own /run; bind "
+                                      "below it (such as /run/NAME), or set run=jail");
+    }
+    return {};
+}
+
 // Targets that the plugin mounts itself; admin binds may not land on or under
 // the kernel filesystems, nor exactly on another builtin target.
 Status check_targets(const Config &config) {
@@ -85,6 +94,9 @@ Status check_targets(const Config &config) {
                                "them /proc, /dev, /sys, /tmp, /etc/hosts or /etc/resolv.conf");
     }
     for (const auto &node_path : {config.munge_dir, config.conf_dir, config.spool_dir}) {
+        if (auto s = check_not_run(config, node_path, "the node path"); !s.ok()) {
+            return s;
+        }
         for (const auto &k : kernel) {
             if (is_same_or_below(node_path, k)) {
                 std::string message = node_path;
@@ -93,12 +105,20 @@ Status check_targets(const Config &config) {
             }
         }
     }
+    if (config.gpu != GpuMode::Off) {
+        if (auto s = check_not_run(config, config.gpu_mps_dir, "gpu_mps_dir="); !s.ok()) {
+            return s;
+        }
+    }
     for (const auto &bind : config.binds) {
         for (const auto &k : kernel) {
             if (is_same_or_below(bind.target, k)) {
                 return Status::failure("bind target " + bind.target + " lies under " + k +
                                        ", which is already bound from the host as a whole");
             }
+        }
+        if (auto s = check_not_run(config, bind.target, "bind target"); !s.ok()) {
+            return s;
         }
         if (!taken.insert(bind.target).second) {
             return Status::failure("bind target " + bind.target +
@@ -170,6 +190,20 @@ Status parse_job_tmp(const std::string &value, Config &config) {
     return {};
 }
 
+Status parse_run_mode(const std::string &value, RunMode &out) {
+    if (value == "node") {
+        out = RunMode::Node;
+        return {};
+    }
+    if (value == "jail") {
+        out = RunMode::Jail;
+        return {};
+    }
+    return Status::failure("run=" + value +
+                           " is not a mode; write run=node (the default: each node's own "
+                           "fresh /run) or run=jail (the shared jail's /run directory)");
+}
+
 // Single-valued settings that are not paths.
 Status apply_value(Config &config, const std::string &key, const std::string &value) {
     if (key == "build_timeout") {
@@ -187,6 +221,9 @@ Status apply_value(Config &config, const std::string &key, const std::string &va
         }
         config.gpu = *mode;
         return {};
+    }
+    if (key == "run") {
+        return parse_run_mode(value, config.run);
     }
     if (key == "job_tmp_size" || key == "job_shm_size") {
         if (auto s = check_size(key, value); !s.ok()) {
@@ -244,7 +281,7 @@ Status apply(Config &config, std::set<std::string> &seen, const std::string &arg
         return {};
     }
     for (const char *name :
-         {"build_timeout", "job_tmp", "job_tmp_size", "job_shm_size", "proc", "gpu"}) {
+         {"build_timeout", "job_tmp", "job_tmp_size", "job_shm_size", "proc", "gpu", "run"}) {
         if (key == name) {
             if (!seen.insert(key).second) {
                 return Status::failure(key + "= is given twice; give it once");
@@ -303,8 +340,13 @@ std::string fingerprint(const Config &config) {
         out += " bind=" + bind.source + ":" + bind.target + (bind.read_only ? ":ro" : "");
     }
     out += " gpu=" + std::string(gpu_mode_name(config.gpu)) +
-           " gpu_driver_root=" + config.gpu_driver_root + " gpu_mps_dir=" + config.gpu_mps_dir;
+           " gpu_driver_root=" + config.gpu_driver_root + " gpu_mps_dir=" + config.gpu_mps_dir +
+           " run=" + std::string(run_mode_name(config.run));
     return out;
+}
+
+std::string_view run_mode_name(RunMode mode) {
+    return mode == RunMode::Node ? "node" : "jail";
 }
 
 bool opt_out_allowed(const Config &config, std::string_view user, unsigned uid) {

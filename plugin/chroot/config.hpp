@@ -26,6 +26,12 @@ enum class JobTmp {
     Node,      // the node-wide tmp= directory, shared by every job (job_tmp=node)
 };
 
+// What the jail's /run is (run=).
+enum class RunMode {
+    Node, // a fresh tmpfs made per node, the node's own runtime state (default)
+    Jail, // the shared jail's own /run directory, as it is
+};
+
 struct Config {
     std::string jail;                                // jail=   (required)
     std::vector<BindSpec> binds;                     // bind=   (repeatable)
@@ -44,6 +50,7 @@ struct Config {
     GpuMode gpu = GpuMode::Auto;                     // gpu=auto|on|off
     std::string gpu_driver_root;                     // gpu_driver_root= (empty: the usual places)
     std::string gpu_mps_dir = "/run/nvidia-mps";     // gpu_mps_dir=
+    RunMode run = RunMode::Node;                     // run=node|jail
 };
 
 struct ParsedConfig {
@@ -58,6 +65,9 @@ ParsedConfig parse_config(const std::vector<std::string> &args);
 // A canonical one-line description of everything that shapes the node
 // namespace. When it changes, the prepared namespace is stale.
 std::string fingerprint(const Config &config);
+
+// "node" or "jail", as run= takes it.
+std::string_view run_mode_name(RunMode mode);
 
 // True when `user` (a name) or `uid` is listed in allow_opt_out.
 bool opt_out_allowed(const Config &config, std::string_view user, unsigned uid);

@@ -1,6 +1,7 @@
 #include "jail_view.hpp"
 
 #include "jail_policy.hpp"
+#include "node_run.hpp"
 #include "path_rules.hpp"
 #include "safe_open.hpp"
 
@@ -43,7 +44,9 @@ Status mount_fresh_proc(int jail_root, const ProcOptions &options) {
     return {};
 }
 
-Status mount_bind(int jail_root, const MountOp &op) {
+// `make_point`: the target lies in the node's fresh /run (run=node), where
+// the plugin makes its mount point.
+Status mount_bind(int jail_root, const MountOp &op, bool make_point) {
     const bool recursive = op.kind == MountKind::RecursiveBind;
     const unsigned rec = recursive ? AT_RECURSIVE : 0U;
     Fd source;
@@ -61,6 +64,11 @@ Status mount_bind(int jail_root, const MountOp &op) {
     }
     Fd target;
     const TargetType type = S_ISDIR(st.st_mode) ? TargetType::Directory : TargetType::File;
+    if (make_point) {
+        if (auto s = make_node_run_mount_point(jail_root, op.target, type); !s.ok()) {
+            return s;
+        }
+    }
     if (auto s = open_mount_target(jail_root, op.target, type, target); !s.ok()) {
         return s;
     }
@@ -76,6 +84,17 @@ Status mount_bind(int jail_root, const MountOp &op) {
         return Status::from_errno("mounting " + op.source + " on " + op.target + " in the jail");
     }
     return {};
+}
+
+Status mount_op(const Config &config, int jail_root, const MountOp &op) {
+    switch (op.kind) {
+    case MountKind::FreshProc:
+        return mount_fresh_proc(jail_root, op.proc);
+    case MountKind::FreshRun:
+        return mount_node_run(jail_root);
+    default:
+        return mount_bind(jail_root, op, in_node_run(config, op.target));
+    }
 }
 
 } // namespace
@@ -150,9 +169,7 @@ Status assemble_jail_view(const Config &config, const std::vector<MountOp> &plan
         return Status::from_errno("binding the jail " + config.jail + " onto itself");
     }
     for (const auto &op : plan) {
-        Status s = op.kind == MountKind::FreshProc ? mount_fresh_proc(view.get(), op.proc)
-                                                   : mount_bind(view.get(), op);
-        if (!s.ok()) {
+        if (auto s = mount_op(config, view.get(), op); !s.ok()) {
             return s;
         }
     }

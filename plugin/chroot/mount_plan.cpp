@@ -1,22 +1,39 @@
 #include "mount_plan.hpp"
 
+#include "path_rules.hpp"
+
 #include <algorithm>
 
 namespace sjail {
+
+const std::vector<RunDir> &node_run_skeleton() {
+    static const std::vector<RunDir> skeleton = {{"/run/lock", 01777}};
+    return skeleton;
+}
+
+bool in_node_run(const Config &config, const std::string &target) {
+    return config.run == RunMode::Node && target != "/run" && is_same_or_below(target, "/run");
+}
 
 std::vector<MountOp> build_mount_plan(const Config &config, const ProcOptions &proc) {
     std::vector<MountOp> plan = {
         {MountKind::FreshProc, "", "/proc", false, true, proc},
         {MountKind::RecursiveBind, "/dev", "/dev", false, false, {}},
         {MountKind::RecursiveBind, "/sys", "/sys", false, true, {}},
-        {MountKind::Bind, config.tmp_dir, "/tmp", false, true, {}},
-        {MountKind::Bind, config.munge_dir, config.munge_dir, false, true, {}},
-        {MountKind::Bind, config.conf_dir, config.conf_dir, true, true, {}},
-        {MountKind::Bind, config.spool_dir, config.spool_dir, false, true, {}},
-        // Name resolution is node-local (slurmstepd itself resolves the controller).
-        {MountKind::Bind, "/etc/hosts", "/etc/hosts", true, true, {}},
-        {MountKind::Bind, "/etc/resolv.conf", "/etc/resolv.conf", true, true, {}},
     };
+    if (config.run == RunMode::Node) {
+        plan.push_back({MountKind::FreshRun, "", "/run", false, true, {}});
+    }
+    plan.insert(plan.end(),
+                {
+                    {MountKind::Bind, config.tmp_dir, "/tmp", false, true, {}},
+                    {MountKind::Bind, config.munge_dir, config.munge_dir, false, true, {}},
+                    {MountKind::Bind, config.conf_dir, config.conf_dir, true, true, {}},
+                    {MountKind::Bind, config.spool_dir, config.spool_dir, false, true, {}},
+                    // Name resolution is node-local (slurmstepd itself resolves the controller).
+                    {MountKind::Bind, "/etc/hosts", "/etc/hosts", true, true, {}},
+                    {MountKind::Bind, "/etc/resolv.conf", "/etc/resolv.conf", true, true, {}},
+                });
     std::vector<MountOp> admin;
     admin.reserve(config.binds.size());
     for (const auto &bind : config.binds) {

@@ -1,6 +1,8 @@
 #include "node_gpu.hpp"
 
 #include "loader_cache_sys.hpp"
+#include "mount_plan.hpp"
+#include "node_run.hpp"
 #include "safe_open.hpp"
 #include "small_file.hpp"
 
@@ -116,6 +118,24 @@ std::string report(const Config &config, const NodeDriver &driver, const DriverP
     return text;
 }
 
+// run=node: the daemons' socket directories below /run get their mount
+// points in the node's own /run.
+Status make_run_mount_points(const Config &config, int view, const DriverPlan &plan,
+                             const NodeDriver &driver) {
+    for (const auto &bind : plan.binds) {
+        if (bind.in_tree || !in_node_run(config, bind.target)) {
+            continue;
+        }
+        const auto type = driver.files.at(bind.file).kind == DriverFileKind::IpcDir
+                              ? TargetType::Directory
+                              : TargetType::File;
+        if (auto s = make_node_run_mount_point(view, bind.target, type); !s.ok()) {
+            return s;
+        }
+    }
+    return {};
+}
+
 Status with_context(const Status &s) {
     return Status::failure("binding the node's NVIDIA driver into the jail: " + s.message() +
                            " (to run jobs without it, set gpu=off)");
@@ -165,6 +185,9 @@ Status mount_node_gpu(const Config &config, int view, const NodeDriver &driver) 
     }
     DriverPlan plan;
     if (auto s = plan_driver_view(driver.files, DriverView{}, plan); !s.ok()) {
+        return with_context(s);
+    }
+    if (auto s = make_run_mount_points(config, view, plan, driver); !s.ok()) {
         return with_context(s);
     }
     std::vector<std::string> notes = driver.notes;

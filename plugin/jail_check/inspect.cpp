@@ -159,7 +159,7 @@ void check_gpu(Run &run, std::vector<MountPoint> &points) {
         run.problem("the node's NVIDIA driver: " + s.message(), "set gpu=off until it is fixed");
         return;
     }
-    for (auto &point : gpu_mount_points(plan)) {
+    for (auto &point : gpu_mount_points(plan, run.config)) {
         points.push_back(std::move(point));
     }
 }
@@ -171,7 +171,7 @@ void check_mount_points(Run &run) {
     }
     for (const auto &point : points) {
         const auto type = source_type(run, point);
-        if (run.jail.valid()) {
+        if (run.jail.valid() && !point.made_by_plugin) {
             check_mount_point(run, point, type);
         }
     }

@@ -10,6 +10,9 @@ namespace sjail::check {
 namespace {
 
 std::string setting_of(const Config &config, const MountOp &op) {
+    if (op.kind == MountKind::FreshRun) {
+        return "run=node";
+    }
     if (op.kind != MountKind::Bind) {
         return "built in";
     }
@@ -47,7 +50,8 @@ std::vector<MountPoint> plan_mount_points(const Config &config) {
         MountPoint point;
         point.target = op.target;
         point.setting = setting_of(config, op);
-        if (op.kind == MountKind::FreshProc) {
+        point.made_by_plugin = in_node_run(config, op.target);
+        if (op.kind == MountKind::FreshProc || op.kind == MountKind::FreshRun) {
             point.type = PointType::Directory;
         } else {
             point.type = PointType::LikeSource;
@@ -58,13 +62,14 @@ std::vector<MountPoint> plan_mount_points(const Config &config) {
     return out;
 }
 
-std::vector<MountPoint> gpu_mount_points(const DriverPlan &plan) {
+std::vector<MountPoint> gpu_mount_points(const DriverPlan &plan, const Config &config) {
     std::vector<MountPoint> out;
     out.push_back({plan.tree, PointType::Directory, "", "gpu=", true});
     out.push_back({"/etc/ld.so.cache", PointType::File, "", "gpu=", true});
     for (const auto &bind : plan.binds) {
         if (!bind.in_tree) {
-            out.push_back({bind.target, PointType::LikeSource, "", "gpu=", false});
+            out.push_back({bind.target, PointType::LikeSource, "", "gpu=", false,
+                           in_node_run(config, bind.target)});
         }
     }
     return out;

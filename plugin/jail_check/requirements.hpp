@@ -24,20 +24,24 @@ enum class PointType {
 struct MountPoint {
     std::string target; // absolute, inside the jail
     PointType type = PointType::Directory;
-    std::string source;   // node path bound there ("" for /proc and the GPU tree)
-    std::string setting;  // where it comes from: "munge=", "bind=", "built in", "gpu="
-    bool required = true; // false: the plugin skips it with a note when missing
+    std::string source;          // node path bound there ("" for /proc and the GPU tree)
+    std::string setting;         // where it comes from: "munge=", "bind=", "built in", "gpu="
+    bool required = true;        // false: the plugin skips it with a note when missing
+    bool made_by_plugin = false; // below the node's own /run (run=node): not in the jail
 
     bool operator==(const MountPoint &) const = default;
 };
 
 // The mount points of the plugin's mount plan (build_mount_plan), in its order.
+// With run=node, /run itself must be a directory in the jail; the plugin makes
+// the mount points below it in the node's own /run.
 std::vector<MountPoint> plan_mount_points(const Config &config);
 
 // The mount points the node's NVIDIA driver needs (plan_driver_view's result):
 // the tree and the loader cache (required), the daemons' socket directories
 // and data files (skipped by the plugin when the jail has no mount point).
-std::vector<MountPoint> gpu_mount_points(const DriverPlan &plan);
+// With run=node, those below /run are made by the plugin in the node's /run.
+std::vector<MountPoint> gpu_mount_points(const DriverPlan &plan, const Config &config);
 
 // The fix for a mount point that open_mount_target refused with `message`.
 std::string mount_point_fix(const std::string &jail, const MountPoint &point,

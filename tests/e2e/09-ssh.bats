@@ -259,6 +259,24 @@ forwarded_port_open() { nsenter --net="$STATE/netns/login" bash -c 'exec 3<>/dev
     assert_line no-slurmd
 }
 
+@test "sessions have their node's own /run: the login host's, and on node1 the one its job sees" {
+    run ush "sbatch -w node1 -o /dev/null --wrap 'echo job-run >/run/lock/e2e-ssh-run; exec sleep 300' | awk '{print \$4}'"
+    assert_success
+    local job=$output
+    wait_until 30 job_running "$job"
+    wait_until 10 job_run_written "$job"
+    run sshto sjuser "$(node1_addr)" 'stat -f -c %T /run; cat /run/lock/e2e-ssh-run; rm /run/lock/e2e-ssh-run'
+    ush "scancel $job"
+    assert_success
+    assert_line tmpfs
+    assert_line job-run
+    run sshto sjuser 127.0.0.1 'stat -f -c %T /run; test -S /run/munge/munge.socket.2 && echo munge-ok; test -e /run/lock/e2e-ssh-run || echo not-on-login'
+    assert_success
+    assert_line tmpfs
+    assert_line munge-ok
+    assert_line not-on-login
+}
+
 @test "node1: a SLURM_JOB_ID the user puts in the PAM environment cannot lead into another user's job" {
     # pam_env with user_readenv (Debian's sshd stack has it) reads
     # ~/.pam_environment, which the user writes, after pam_slurm_adopt.
@@ -285,6 +303,11 @@ forwarded_port_open() { nsenter --net="$STATE/netns/login" bash -c 'exec 3<>/dev
 ctl_scancel() { nsenter -t "$(slurmd_pid node2)" -m -u -n -- scancel "$1"; }
 
 job_running() { [ "$(ush "squeue -h -j $1 -o %T")" = RUNNING ]; }
+job_run_written() {
+    local init
+    init=$(awk '{print $1}' "$STATE/nodes/node1/run/jobs/$1/init" 2>/dev/null) || return 1
+    [ -n "$init" ] && [ -f "/proc/$init/root/run/lock/e2e-ssh-run" ]
+}
 job_tmp_written() {
     local init
     init=$(awk '{print $1}' "$STATE/nodes/node1/run/jobs/$1/init" 2>/dev/null) || return 1

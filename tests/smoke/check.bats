@@ -82,7 +82,8 @@ fixed_jail() {
     plain_jail
     run check
     assert_failure 1
-    assert_line --regexp '^PROBLEM: mount point /run/munge is missing inside the jail.* -- fix: create it as a root-owned directory: mkdir -p /mnt/jail/run/munge; chown root:root /mnt/jail/run/munge'
+    # run=node (the default): the plugin makes /run/munge in the node's own /run.
+    refute_line --regexp '^PROBLEM: .*/run/munge'
     assert_line --regexp '^PROBLEM: mount point /etc/slurm is missing inside the jail.* -- fix: .*mkdir -p /mnt/jail/etc/slurm'
     assert_line --regexp '^PROBLEM: mount point /var/spool/slurmd is missing inside the jail.* -- fix: .*mkdir -p /mnt/jail/var/spool/slurmd'
     assert_line --regexp "^PROBLEM: chroot.so is not in the jail .* -- fix: copy the plugin into the jail: install -m 0755 $PLUGIN_DIR/chroot.so /mnt/jail$PLUGIN_DIR/chroot.so"
@@ -90,9 +91,14 @@ fixed_jail() {
     # One line per finding, then the summary with the count.
     local problems
     problems=$(grep -c '^PROBLEM: ' <<<"$output")
-    [ "$problems" -ge 4 ]
+    [ "$problems" -ge 3 ]
     assert_line --regexp "^$problems problems, [0-9]+ warnings?$"
     refute_line --regexp '^(PROBLEM|WARNING): .*/proc '
+    # The jail's own /run needs its mount points.
+    run check --line 'chroot.so jail=/mnt/jail run=jail'
+    assert_failure 1
+    assert_line --regexp '^PROBLEM: mount point /run/munge is missing inside the jail.* -- fix: create it as a root-owned directory: mkdir -p /mnt/jail/run/munge; chown root:root /mnt/jail/run/munge'
+    assert_line --regexp "^$((problems + 1)) problems, [0-9]+ warnings?$"
     # Nothing was changed: the jail is still the plain one.
     run in_ns test -e "$JAIL/run/munge"
     assert_failure
@@ -119,8 +125,14 @@ fixed_jail() {
     run check
     assert_failure 1
     assert_line --regexp '^PROBLEM: jail path /var/spool/slurmd is a symlink.* -- fix: replace the symlink in the jail by a real root-owned directory'
-    assert_line --regexp '^PROBLEM: refusing to mount /run/munge through a path users control: .*/run.* -- fix: make every directory above /mnt/jail/run/munge owned by root'
+    assert_line --regexp "^PROBLEM: mount point /run inside the jail is owned by uid $SJUSER_UID, not root -- fix: chown root:root /mnt/jail/run"
+    refute_line --regexp '^PROBLEM: .*/run/munge'
     assert_line --regexp "^PROBLEM: jail /mnt/jail: root processes on the node read /etc/nsswitch.conf .* -- fix: chown root:root /mnt/jail/etc/nsswitch.conf; chmod go-w /mnt/jail/etc/nsswitch.conf"
+    assert_line --regexp '^3 problems'
+    # With the jail's own /run, the way to /run/munge is what users control.
+    run check --line 'chroot.so jail=/mnt/jail run=jail'
+    assert_failure 1
+    assert_line --regexp '^PROBLEM: refusing to mount /run/munge through a path users control: .*/run.* -- fix: make every directory above /mnt/jail/run/munge owned by root'
     assert_line --regexp '^3 problems'
 }
 

@@ -30,6 +30,42 @@ TEST(Config, JailAloneGivesDocumentedDefaults) {
     EXPECT_EQ(c.gpu, sjail::GpuMode::Auto);
     EXPECT_EQ(c.gpu_driver_root, "");
     EXPECT_EQ(c.gpu_mps_dir, "/run/nvidia-mps");
+    EXPECT_EQ(c.run, sjail::RunMode::Node);
+}
+
+TEST(Config, RunModes) {
+    EXPECT_EQ(parse_config({"jail=/j", "run=node"}).config.run, sjail::RunMode::Node);
+    EXPECT_EQ(parse_config({"jail=/j", "run=jail"}).config.run, sjail::RunMode::Jail);
+    // With the jail's own /run, a bind may replace it as a whole.
+    EXPECT_TRUE(parse_config({"jail=/j", "run=jail", "bind=/srv/run:/run"}).status.ok());
+}
+
+TEST(ConfigErrors, RunModes) {
+    for (const char *bad : {"run=", "run=Node", "run=tmpfs", "run=/run"}) {
+        const auto error = error_of({"jail=/j", bad});
+        EXPECT_NE(error.find(std::string(bad) + " is not a mode; write run=node (the default"),
+                  std::string::npos)
+            << error;
+        EXPECT_NE(error.find("or run=jail"), std::string::npos) << error;
+    }
+    EXPECT_NE(error_of({"jail=/j", "run=node", "run=jail"}).find("run= is given twice"),
+              std::string::npos);
+}
+
+TEST(ConfigErrors, RunNodeOwnsRunItself) {
+    for (const auto &args :
+         std::vector<std::vector<std::string>>{{"jail=/j", "bind=/srv/run:/run"},
+                                               {"jail=/j", "munge=/run"},
+                                               {"jail=/j", "spool=/run"},
+                                               {"jail=/j", "gpu_mps_dir=/run"}}) {
+        const auto error = error_of(args);
+        EXPECT_NE(error.find("/run is where run=node mounts the node's own /run; bind below it "
+                             "(such as /run/NAME), or set run=jail"),
+                  std::string::npos)
+            << args[1] << ": " << error;
+    }
+    EXPECT_TRUE(parse_config({"jail=/j", "gpu=off", "gpu_mps_dir=/run"}).status.ok());
+    EXPECT_TRUE(parse_config({"jail=/j", "bind=/srv/s:/run/site"}).status.ok());
 }
 
 TEST(Config, GpuSettings) {
@@ -186,11 +222,12 @@ TEST(Fingerprint, ChangesWithEveryMountSetting) {
     const auto base = sjail::fingerprint(parse_config({"jail=/j"}).config);
     for (const auto &extra :
          {"munge=/m", "conf_dir=/c", "spool=/s", "tmp=/t", "bind=/a", "bind=/a:/a:ro", "gpu=on",
-          "gpu=off", "gpu_driver_root=/d", "gpu_mps_dir=/run/m"}) {
+          "gpu=off", "gpu_driver_root=/d", "gpu_mps_dir=/run/m", "run=jail"}) {
         EXPECT_NE(sjail::fingerprint(parse_config({"jail=/j", extra}).config), base) << extra;
     }
     EXPECT_NE(sjail::fingerprint(parse_config({"jail=/k"}).config), base);
     EXPECT_EQ(sjail::fingerprint(parse_config({"jail=/j", "allow_opt_out=root"}).config), base);
+    EXPECT_EQ(sjail::fingerprint(parse_config({"jail=/j", "run=node"}).config), base);
 }
 
 TEST(OptOut, ByNameOrUid) {

@@ -366,3 +366,40 @@ TEST(GpuNamespace, ADriverTheJailCannotTakeFailsClosed) {
         }),
         "");
 }
+
+TEST(GpuNamespace, DaemonSocketDirectoriesNeedNoMountPointInTheJailWithRunNode) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = make_gpu_node(config, "550.54.15", sjail::GpuMode::On); !e.empty()) {
+                      return e;
+                  }
+                  // nvidia-persistenced runs in the driver root; the jail has no
+                  // /run/nvidia-persistenced, and a user planted a link there.
+                  fixture::make_dirs(kDriver + "/run/nvidia-persistenced");
+                  fixture::write_text(kDriver + "/run/nvidia-persistenced/socket", "node daemon");
+                  fs::remove_all(kJail + "/run/nvidia-persistenced");
+                  fs::create_symlink("/etc", kJail + "/run/nvidia-fabricmanager");
+                  const auto before = gpu_sandbox::snapshot(kJail);
+                  const std::string seen = in_child([&] {
+                      if (auto s = sjail::enter_node_jail(config); !s.ok()) {
+                          return "enter: " + s.message();
+                      }
+                      CHILD_EXPECT(kit::read_file("/run/nvidia-persistenced/socket") ==
+                                   "node daemon");
+                      return std::string();
+                  });
+                  if (!seen.empty()) {
+                      return seen;
+                  }
+                  if (auto e = jail_changes(before); !e.empty()) {
+                      return e;
+                  }
+                  CHILD_EXPECT(!fs::exists(kJail + "/run/nvidia-persistenced"));
+                  const std::string report = kit::read_file(config.state_dir + "/gpu");
+                  CHILD_EXPECT(contains(report, "/run/nvidia-persistenced <- " + kDriver +
+                                                    "/run/nvidia-persistenced"));
+                  CHILD_EXPECT(!contains(report, "the jail has no /run/"));
+                  return std::string();
+              }),
+              "");
+}

@@ -139,7 +139,7 @@ TEST(Requirements, GpuNeedsTheTreeAndTheLoaderCacheAndOptionallyTheDaemons) {
     plan.tree = "/usr/local/nvidia";
     plan.binds = {{0, "/usr/local/nvidia/lib64/libcuda.so.580", true, true, ""},
                   {1, "/run/nvidia-persistenced", false, false, "add the mount point"}};
-    const auto points = gpu_mount_points(plan);
+    const auto points = gpu_mount_points(plan, config_of({"jail=/j", "run=jail"}));
     ASSERT_EQ(points.size(), 3U);
     EXPECT_EQ(points[0].target, "/usr/local/nvidia");
     EXPECT_EQ(points[0].type, PointType::Directory);
@@ -148,6 +148,36 @@ TEST(Requirements, GpuNeedsTheTreeAndTheLoaderCacheAndOptionallyTheDaemons) {
     EXPECT_EQ(points[1].type, PointType::File);
     EXPECT_EQ(points[2].target, "/run/nvidia-persistenced");
     EXPECT_FALSE(points[2].required);
+    EXPECT_FALSE(points[2].made_by_plugin);
+    // With run=node the plugin makes the daemons' mount points in the node's /run.
+    const auto node_run = gpu_mount_points(plan, config_of({"jail=/j"}));
+    ASSERT_EQ(node_run.size(), 3U);
+    EXPECT_FALSE(node_run[0].made_by_plugin);
+    EXPECT_FALSE(node_run[1].made_by_plugin);
+    EXPECT_TRUE(node_run[2].made_by_plugin);
+}
+
+TEST(Requirements, RunNodeNeedsRunInTheJailButNoMountPointsBelowIt) {
+    const auto points = plan_mount_points(config_of({"jail=/mnt/jail", "bind=/srv/s:/run/site"}));
+    const auto at = [&](const std::string &target) {
+        return *std::find_if(points.begin(), points.end(),
+                             [&](const MountPoint &p) { return p.target == target; });
+    };
+    EXPECT_EQ(at("/run").setting, "run=node");
+    EXPECT_EQ(at("/run").type, PointType::Directory);
+    EXPECT_TRUE(at("/run").required);
+    EXPECT_FALSE(at("/run").made_by_plugin);
+    // Their sources on the node are still checked; the jail needs no mount point.
+    EXPECT_TRUE(at("/run/munge").made_by_plugin);
+    EXPECT_EQ(at("/run/munge").source, "/run/munge");
+    EXPECT_TRUE(at("/run/site").made_by_plugin);
+    EXPECT_FALSE(at("/etc/slurm").made_by_plugin);
+
+    const auto jail = plan_mount_points(config_of({"jail=/mnt/jail", "run=jail"}));
+    const auto names = targets(jail);
+    EXPECT_EQ(std::find(names.begin(), names.end(), "/run"), names.end());
+    EXPECT_TRUE(std::none_of(jail.begin(), jail.end(),
+                             [](const MountPoint &p) { return p.made_by_plugin; }));
 }
 
 TEST(Requirements, SpoolAndConfDirAreComparedWithSlurmConf) {

@@ -1,0 +1,65 @@
+#!/usr/bin/env bats
+# run=node (the default): each node's jail view has a /run of its own, a
+# fresh tmpfs, so node runtime state is never shared through the jail, and
+# the jail needs no /run/munge: the plugin makes that mount point itself.
+
+setup() {
+    load helpers
+    load_assertions
+    LOCK=e2e-run-lock-$$
+}
+
+teardown() {
+    ush "srun -w node1 rm -f /run/lock/$LOCK" >/dev/null 2>&1 || true
+    if [ -n "${MUNGE_MOVED:-}" ]; then
+        install -d -o root -g root -m 0755 "$JAIL/run/munge"
+    fi
+}
+
+# A new chroot.so installed by rename: every node rebuilds its view at its
+# next step (see 06-node-changes.bats).
+reinstall_plugin() {
+    local f
+    for f in "$STATE/plugins/chroot.so" "$JAIL/usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so"; do
+        install -m 0755 "$f" "$f.new"
+        mv -f "$f.new" "$f"
+    done
+}
+
+@test "a job's /run is a tmpfs of the node's own, root-owned, with the sticky /run/lock" {
+    run ush "srun -N2 sh -c 'echo \$(hostname) \$(stat -f -c %T /run) \$(stat -c %a:%U /run /run/lock)' | sort"
+    assert_success
+    assert_output "node1 tmpfs 755:root 1777:root
+node2 tmpfs 755:root 1777:root"
+    run ush "srun -w node1 sh -c 'mkdir /run/mine 2>&1 || echo refused'"
+    assert_line refused
+}
+
+@test "a file a job writes to /run/lock on node1 is seen by node1's next job only, never on node2 or in the jail" {
+    run ush "srun -w node1 sh -c 'echo from-node1 >/run/lock/$LOCK' &&
+        srun -w node2 sh -c 'test -e /run/lock/$LOCK && echo SEEN-ON-NODE2; echo node2-done' &&
+        srun -w node1 cat /run/lock/$LOCK"
+    assert_success
+    refute_output --partial SEEN-ON-NODE2
+    assert_line node2-done
+    assert_line from-node1
+    [ ! -e "$JAIL/run/lock/$LOCK" ]
+    [ ! -e "/run/lock/$LOCK" ]
+}
+
+@test "a jail without /run/munge: srun inside sbatch still authenticates on both nodes" {
+    make_test_dir
+    rmdir "$JAIL/run/munge"
+    MUNGE_MOVED=1
+    reinstall_plugin
+    cat >"$HOST_HOME/$T/job.sh" <<'EOF'
+#!/bin/sh
+srun -N2 sh -c 'test -S /run/munge/munge.socket.2 && echo "munge-ok-$(hostname)"'
+EOF
+    run ush "sbatch -N2 --wait -o $T/out $T/job.sh && sort $T/out"
+    assert_success
+    assert_line munge-ok-node1
+    assert_line munge-ok-node2
+    # The plugin made the mount point in each node's own /run, not in the jail.
+    [ ! -e "$JAIL/run/munge" ]
+}
