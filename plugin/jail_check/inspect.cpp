@@ -73,7 +73,8 @@ void check_system_paths(Run &run) {
 }
 
 // The type a mount point must have: the plugin's rule (that of its source).
-// Empty when the source is missing or refused (reported on its own).
+// Empty when the source is missing or refused (reported on its own), or not
+// named (then a mount point of either type will do).
 std::optional<TargetType> source_type(Run &run, const MountPoint &point) {
     if (point.type != PointType::LikeSource) {
         return point.type == PointType::File ? TargetType::File : TargetType::Directory;
@@ -86,6 +87,9 @@ std::optional<TargetType> source_type(Run &run, const MountPoint &point) {
                             " root-owned and closed to group and others, or set tmp=");
         }
         return TargetType::Directory;
+    }
+    if (point.source.empty()) {
+        return std::nullopt; // the driver's sockets and data files: checked by find_node_gpu
     }
     Fd source;
     if (auto s = open_bind_source(point.source, source); !s.ok()) {
