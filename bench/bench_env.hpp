@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A benchmark "node": a forked process with its own private mount namespace
 // holding a chosen number of host mounts, a small jail, and one prepared
 // node jail namespace (sjail::acquire_node_namespace) per admin-bind count.

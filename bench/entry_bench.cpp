@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sjail-entry-bench: what the jail costs a step and a task, at any node size.
 //
 // For every host-mount count it forks one benchmark "node" (bench_env.hpp):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Order statistics of benchmark samples (nanoseconds in, microseconds out).
 #pragma once
 

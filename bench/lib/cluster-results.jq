@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Turns bench/cluster-bench's raw lines into its JSON result.
 # Inputs: $t (timing pairs {bench,a,b} in seconds), $s (snapshots),
 # $cl (the job-container cluster before and after $jobs jobs),

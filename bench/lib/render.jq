@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Renders bench/results/latest.json as a Markdown report (jq -r -f).
 def f($d): if . == null then "n/a" else (. * pow(10; $d) | round) / pow(10; $d) | tostring end;
 def mp($m): "\(.[$m].median_us | f(1)) / \(.[$m].p99_us | f(1))";

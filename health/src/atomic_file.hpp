@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replace a file's contents atomically: write a new temp file (mkostemp) in
 // the same directory, fsync it, rename it over the target (a symlink there is
 // replaced, never followed), fsync the directory.

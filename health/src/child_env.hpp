@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The environment a check gives the programs it runs (pure): a fixed PATH,
 // the variables named in `keep` when the check itself has them, and the
 // admin's KEY=VALUE extras, which win. Nothing else passes: no LD_PRELOAD,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared config file (/etc/slurm-jail/health.conf) turned into command
 // line arguments (pure). Each program reads only its own [section]; "key =
 // value" becomes "--key=value" and goes before the real arguments, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "failure_count.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The consecutive-failure counter kept in a small JSON state file, so that a
 // check can drain only after N failures in a row (pure; the file itself:
 // failure_state_file.hpp).

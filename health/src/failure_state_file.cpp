@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "failure_state_file.hpp"
 
 #include "atomic_file.hpp"

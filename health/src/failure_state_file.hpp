@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The consecutive-failure counter's state file (thin system layer), written
 // atomically.
 #pragma once

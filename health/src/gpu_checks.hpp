@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The quick check's verdict over one NVML snapshot and the recent Xids (pure).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the NVML probe read from each GPU. Optional fields are absent when the
 // GPU does not support the query (NVML_ERROR_NOT_SUPPORTED).
 #pragma once

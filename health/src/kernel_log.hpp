@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the kernel log for Xids (thin system layer).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parser for the text nccl-tests' all_reduce_perf prints (pure, no I/O).
 #pragma once
 

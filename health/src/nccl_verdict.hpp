@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pass/fail decision for one all_reduce_perf run (pure).
 #pragma once
 

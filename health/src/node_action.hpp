@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Glue shared by the checks: count consecutive failures, read the node's
 // state, decide, and drain/resume (or print what would happen with dry-run).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The small part of the NVML C API the quick check uses, and the errors it
 // can answer with, declared here so the build needs no NVIDIA headers (the
 // tests' fake NVML implements the same declarations). Values match nvml.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "nvml_probe.hpp"
 
 #include "nvml_api.hpp"

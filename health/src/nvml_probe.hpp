@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads every GPU through NVML in a child process, so a hung NVML call (which
 // happens on sick GPUs) cannot hang the check: the parent gives up at the
 // deadline, kills the child and reports which call hung.

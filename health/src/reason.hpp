@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drain and resume decisions with one fixed reason prefix (pure).
 //
 // Every reason we set reads "slurm-jail-health: <check>: <cause>". A check

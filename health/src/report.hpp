@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rendering the quick check's result for people, machines and Prometheus (pure).
 #pragma once
 

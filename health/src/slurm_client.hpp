@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thin layer over scontrol, sinfo and sbatch. Every failure becomes a
 // SlurmError whose message names the cause and the fix. The tools are found
 // as trusted programs (never through $PATH) and run with a clean environment

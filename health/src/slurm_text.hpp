@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsers for what scontrol and sinfo print, the message for a failed Slurm
 // command, and the NCCL driver's node eligibility rule (pure).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run a program with a deadline and capture its output (thin system layer).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether another user could have changed a file that a check runs, loads,
 // reads or writes as root (pure). A path is trusted when nobody but root and
 // the user running the check can change where it leads or what it holds:

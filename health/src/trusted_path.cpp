@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "trusted_path.hpp"
 
 #include "child_env.hpp"

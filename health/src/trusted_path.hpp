@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finding the files a check runs, loads, reads and writes as root so that no
 // other user can steer it: a path is followed component by component as the
 // kernel would, and refused as soon as a directory, symlink or the file could

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Xid events from the kernel log (pure parsing and filtering).
 #pragma once
 

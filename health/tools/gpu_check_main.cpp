@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // slurm-jail-gpu-check: the quick GPU health check, run by slurmd as its
 // HealthCheckProgram. See man/slurm-jail-gpu-check.8.
 #include "atomic_file.hpp"

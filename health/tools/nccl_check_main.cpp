@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // slurm-jail-nccl-check: runs all_reduce_perf on this node, judges the result
 // and drains/resumes the node. See man/slurm-jail-nccl-check.8.
 #include "child_env.hpp"

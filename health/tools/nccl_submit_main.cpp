@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // slurm-jail-nccl-submit: the CronJob-friendly driver. Submits one exclusive
 // job per eligible node, each running slurm-jail-nccl-check on that node,
 // inside the jail. See man/slurm-jail-nccl-submit.8.

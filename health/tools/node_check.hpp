@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the two checks that drain and resume their own node share around their
 // own work: the options, finding the node's name, and acting on the outcome.
 #pragma once

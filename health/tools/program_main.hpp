@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every health program does around its own work: put the config file's
 // [section] in front of the command line, parse, run, and turn errors into a
 // "<program>: error: ..." line and exit code 2.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Functions shared by the worker and login entrypoints (installed in the
 # images as /usr/local/lib/slurm-jail/entrypoint-lib.sh).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Makes this image resolve users and groups from the jail volume, so they
 # live in one place (the jail's /etc/passwd and /etc/group):
 #   jail-users.sh JAIL_PATH

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Sourced by the image scripts and tests: points podman and buildah at the
 # settings in images/podman/ unless the caller already chose others.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "builder.hpp"
 
 #include "child_process.hpp"

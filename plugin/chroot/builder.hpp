@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The builder: a child process that assembles the jail view in its own mount
 // namespace (jail_view.hpp), after which its namespace is kept on STATE/ns.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The protocol between the plugin and the process that builds the node's jail
 // namespace. Pure: the builder writes one line, the caller judges it together
 // with how the builder ended. Anything but an explicit, matching success

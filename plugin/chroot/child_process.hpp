@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Talking to a forked child that builds something (the node's namespace, a
 // job's namespaces) under a deadline: one pipe to report on, one to hold it
 // until the caller has kept what it built.

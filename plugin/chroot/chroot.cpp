@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // chroot.so: SPANK glue. Dispatches by SPANK context; the work lives in the
 // other files of this directory (config parsing, step decision, mount plan,
 // node namespace, step entry, dead end).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing of the plugstack.conf arguments of chroot.so. Pure: no system calls.
 #pragma once
 

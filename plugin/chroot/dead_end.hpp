@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where slurmstepd's thread goes when a step may not run: out of every view
 // of the node's files, so that nothing Slurm does next for the step (task
 // prolog and epilog scripts, output-file opens, a path no one thought of)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the node's loader cache lists for the NVIDIA driver, kept between
 // steps. Every step looks for the driver (the namespace stamp depends on it),
 // and reading the node's whole /etc/ld.so.cache is most of that look. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NVIDIA driver's user-space half, as the jail needs it. Pure.
 //
 // The driver's user-space files (libcuda, NVML, nvidia-smi, ...) must match

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finding the node's NVIDIA driver and mounting it into a jail view.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The gpu= setting: whether the plugin binds the node's NVIDIA driver into
 // the jail view. Pure.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which paths of the shared jail root code on the node depends on. Pure.
 //
 // Once slurmstepd's thread is in the jail, root code resolves names through

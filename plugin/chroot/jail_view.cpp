@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "jail_view.hpp"
 
 #include "jail_policy.hpp"

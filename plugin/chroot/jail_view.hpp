@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node's jail view: assembled by the builder process, inside its own
 // fresh mount namespace. See node_namespace.hpp for how it is kept.
 #pragma once

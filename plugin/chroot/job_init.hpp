@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The job's init: PID 1 of the job's PID namespace on a node.
 //
 // It is forked (never exec'd: the plugin is a library) by the process that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a job's namespaces live in the state directory. Pure.
 //
 //   STATE/jobs/JOB/stepd   nsfs: the view slurmstepd's thread joins (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A job's namespaces on a node, made from the node's jail namespace.
 //
 // Every process of a job on a node lives in a PID namespace of its own, so a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading glibc's loader cache, /etc/ld.so.cache. Pure: bytes in, entries out.
 //
 // Only the format that glibc 2.32 and later write by default is accepted

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading /etc/ld.so.conf and the files it includes, the way glibc 2.36's
 // ldconfig does, to learn which directories ldconfig would scan. Pure.
 #pragma once

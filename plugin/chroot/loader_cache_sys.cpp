@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "loader_cache_sys.hpp"
 
 #include "gpu_driver_sys.hpp"

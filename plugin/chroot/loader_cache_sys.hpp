@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A node-local /etc/ld.so.cache for a jail view: the jail's own libraries
 // plus the node's driver, so that dlopen("libcuda.so.1") and normally linked
 // CUDA programs find the node's driver with no LD_LIBRARY_PATH. The jail's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The list of mounts that make a node's jail view, derived from the config. Pure.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node's NVIDIA driver in its jail view (the gpu= settings).
 //
 // Found in the host namespace, each time a step checks the node namespace's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node's prepared jail namespace.
 //
 // Building a jail view means copying the host's whole mount table (unshare),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // run=node: the jail view's /run is a fresh tmpfs of the node's own, so
 // node runtime state (locks, pid files, sockets) is never shared between
 // nodes through the shared jail, and the jail needs no mount points below

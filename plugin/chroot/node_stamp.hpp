@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the node's jail namespace was built from. Pure.
 //
 // STATE/stamp holds this text; a step joins the kept namespace only when the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the node's jail namespace would be built from now, as its stamp
 // (node_stamp.hpp): the plugin file, the jail directory, what every bind
 // source of the mount plan resolves to and the node's GPU driver. The system

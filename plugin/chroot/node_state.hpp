@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state directory (state=, default /run/slurm-jail) that keeps the
 // node's jail namespace between steps:
 //   STATE/ns        the namespace, kept alive on a bind-mounted nsfs file

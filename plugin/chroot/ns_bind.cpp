@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ns_bind.hpp"
 
 #include "fd.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keeping a namespace alive on a file (an nsfs bind mount), shared by the
 // node namespace's builder and the jobs' namespaces.
 //

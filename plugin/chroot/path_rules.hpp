@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure rules about paths and file modes. No system calls.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Mount options of the /proc filesystems the plugin mounts (the node view's
 // and each job's). Pure.
 //

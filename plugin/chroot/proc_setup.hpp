@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The options of the /proc filesystems the plugin mounts (the node view's
 // and each job's), as resolved on the node. See proc_options.hpp.
 #pragma once

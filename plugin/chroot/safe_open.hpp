@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opening paths without following symlinks, checking ownership on the way.
 // This is how the plugin avoids every path a user could redirect.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small regular files on the node (the state directory, /proc): opened
 // without following links, read whole up to a limit, replaced atomically.
 // The one place the plugin reads and writes whole files.

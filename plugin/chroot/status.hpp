@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A tiny success-or-message result, shared by the plugin's pure and system layers.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a job step does about the jail, decided in one place from what
 // slurmstepd really sees. Pure: no system calls.
 #pragma once

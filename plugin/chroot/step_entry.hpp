@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entering the prepared jail namespace, per step and per task.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Removing a directory tree that users filled, as root, safely.
 #pragma once
 

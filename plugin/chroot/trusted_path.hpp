@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Resolving a path below a root directory, following only symlinks that root
 // placed: the way to reach the node's driver (/lib -> usr/lib on a merged-/usr
 // system) and the jail's library directories without ever following a path

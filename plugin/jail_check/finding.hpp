@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What slurm-jail-check reports: one finding per problem, each with its fix,
 // and the report's lines. Pure.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // slurm-jail-check's look at the node and the jail, with the plugin's own
 // safe opens: nothing is created or changed, no symlink inside the jail is
 // followed (trusted root-owned links in system paths stay inside the jail).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // slurm-jail-check: checks a node and its jail against the chroot.so line
 // of plugstack.conf and lists every problem at once, each with its fix.
 // See man/slurm-jail-check.8.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading plugstack.conf as Slurm's SPANK loader does (src/common/plugstack.c
 // of Slurm 22.05): "required|optional PLUGIN [ARG]..." or "include PATTERN",
 // '#' starts a comment anywhere, fields are separated by blanks. Pure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "requirements.hpp"
 
 #include "mount_plan.hpp"

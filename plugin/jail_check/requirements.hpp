@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a node and a jail need for one chroot.so line, derived from the
 // plugin's own config and mount plan, and the fixes for what is missing.
 // Pure: the system layer (inspect.hpp) looks at the node and the jail.

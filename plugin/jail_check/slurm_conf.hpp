@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The few slurm.conf settings that chroot.so's settings must agree with. Pure.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // job_container/slurm_jail: Slurm's job_container interface for slurm-jail.
 //
 // slurmd and slurmstepd call it where no SPANK callback reaches: when a job

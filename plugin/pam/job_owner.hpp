@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Asking slurmctld who a job belongs to. The job id a session names comes
 // from its cgroup or from SLURM_JOB_ID in the PAM environment, which other
 // PAM modules (pam_env with user_readenv) could set; Slurm's own answer is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pam_slurm_jail.so: PAM glue. SSH sessions enter the same jail as jobs.
 //
 //   account  checks everything the session will need (the chroot.so line of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The system layer of pam_slurm_jail: everything it opens, checks and enters.
 //
 // plan_session opens and checks everything from the node's own view (the

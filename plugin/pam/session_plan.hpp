@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What pam_slurm_jail decides for an SSH session. Pure: no system calls.
 //
 // The module reads the chroot.so line of plugstack.conf (so logins and jobs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # CI smoke of the benchmarks (bench/run-all --quick): they must run and
 # produce complete results. Timings are never asserted here: a missed target
 # is a PASS/MISS line in the report, not a test failure.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # variables come from helpers.bash
 # The GPU-less example values (examples/cpu-only.yaml: two partitions, node
 # features, cgroup confinement, privileged workers, NodePort login) run by

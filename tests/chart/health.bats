@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # variables come from helpers.bash
 # The chart's GPU wiring in a running release (kube-run on podman): a
 # nodeset marked as GPU, whose GPUs are the health tests' fake NVML library

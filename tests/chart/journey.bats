@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # variables come from helpers.bash
 # A user's journey through the chart as rendered from its default values
 # (plus the test users' SSH keys), run by hack/kube-run on podman: every pod,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # variables come from helpers.bash
 # Scaling and upgrading the chart's release, run by hack/kube-run: worker
 # pods register themselves as dynamic Slurm nodes, leave with their jobs

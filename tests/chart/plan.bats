@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154,SC2016 # variables come from helpers.bash; single-quoted $ are jq/JS
 # hack/kube-run's pure part, without podman: from rendered objects (and its
 # record of what runs) to the plan of podman actions, the list of what it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Every Slurm path runs its tasks inside the jail: the marker file exists only
 # in the jail, and a host-only path is absent.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # One root for the whole cluster, but each job has its own /tmp on each node.
 
 setup() {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Tasks keep the user's identity, home, working directory and environment.
 
 setup() {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Exit codes, scancel, time limits and output files work for jailed tasks.
 
 setup() {

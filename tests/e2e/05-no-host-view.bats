@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # A jailed task cannot see or reach the host's root.
 
 setup() {

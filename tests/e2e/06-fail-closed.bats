@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # When the jail cannot be entered, no task runs (not on the host, not in the
 # jail), the user sees a "chroot:" error, and the next job works again.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # A step that may not, or cannot, enter the jail runs nothing of the user's on
 # the node's own root: not the task, not a --task-epilog (a script, or
 # /usr/bin/perl with code in PERL5OPT), not slurm.conf's TaskEpilog (which

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # What the node's kept jail namespace shows follows the node: a bind source a
 # user redirects with a symlink is refused, an unmounted or renamed source
 # and a new plugin file rebuild the namespace, and a state directory users

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # 300 short jobs in a row, 64 tasks at once across both nodes, then 1000 batch
 # jobs (an array). Afterwards no job state, mount, process or slurmd file
 # descriptor is left over.

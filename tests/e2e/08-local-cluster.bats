@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The local-cluster tool itself: idempotent up, locking, status/logs, clear
 # usage errors, and a down that leaves the host as it was. Runs last: it
 # takes the cluster down and brings it up again for teardown_suite.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # SSH sessions through pam_slurm_jail.so: a real sshd with a real PAM stack
 # on the login host (the node's jail namespace) and on node1 (the job's
 # namespaces, after pam_slurm_adopt). The ssh client runs in the login

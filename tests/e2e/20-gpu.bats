@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # GPU nodes without GPUs (local-cluster up --fake-gpu): each node has its own
 # fake NVIDIA driver, of a different version, at /usr/local/nvidia in its
 # mount namespace only; the jail has no NVIDIA file. Jobs find their node's

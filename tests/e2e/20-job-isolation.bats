@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Each job has its own PID namespace, /tmp and /dev/shm inside the shared
 # jail: it sees no other job, no process of the node, and leaves nothing behind.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # What slurmd does for a job outside any step's task (sbcast, the extern
 # step of PrologFlags=Contain) happens in the job's view of the jail, through
 # job_container/slurm_jail.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # job_tmp_size= and job_shm_size=: a job's /tmp and /dev/shm are bounded, and
 # a job that fills its own leaves every other job's alone. The cluster is
 # restarted with these settings for this file and restored afterwards.

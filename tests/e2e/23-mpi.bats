@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # An MPI job across both nodes: MPICH in the jail, Slurm's PMI2 server
 # (srun --mpi=pmi2), an allreduce whose result every rank checks.
 

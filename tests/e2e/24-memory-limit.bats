@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # --mem with task/cgroup: a jailed task over its memory limit is OOM-killed,
 # one under it runs. The cluster is restarted with cgroups for this file and
 # restored afterwards.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # run=node (the default): each node's jail view has a /run of its own, a
 # fresh tmpfs, so node runtime state is never shared through the jail, and
 # the jail needs no /run/munge: the plugin makes that mount point itself.

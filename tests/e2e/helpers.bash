@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Shared by the e2e tests: paths of the local cluster and ways to run jobs.
 # The settings are used by the .bats files; $output comes from bats' run.

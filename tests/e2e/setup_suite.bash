@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # The e2e suite brings the local cluster up once and takes it down at the end.
 # Durations go to the TAP stream as comments.

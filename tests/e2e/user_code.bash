@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Where did a user's code run? Shared by 06-no-host-root.bats and
 # 06-node-changes.bats (after helpers.bash).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cli_config.hpp"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A private Slurm cluster for the health tests: its own munged (own key and
 # socket), one slurmctld on 127.0.0.1:17817 and one slurmd (node n1) on
 # 127.0.0.1:17818, all state under $SJH_CLUSTER. Node n2 is defined but never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fake libnvidia-ml.so.1 for the tests. It answers the NVML calls the quick
 // check makes with values read from a real nvidia-smi capture (see
 // fake_nvml_capture.hpp):

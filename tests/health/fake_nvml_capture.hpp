@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the fake NVML presents, read from a real nvidia-smi capture: either the
 // `nvidia-smi --query-gpu=... --format=csv` form, whose field names it keeps,
 // or the `nvidia-smi -q` form, translated to the same field names.

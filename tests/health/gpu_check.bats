@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The quick check as a program: the real binary loads the fake NVML through
 # dlopen, reads a kernel log file, and reports (no Slurm: --no-drain).
 

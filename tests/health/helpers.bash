@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared setup for the health Bats tests.
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The NCCL check's runner with a fake all_reduce_perf that replays real
 # outputs from ../shared/fixtures/nccl (no Slurm here: --no-drain).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The NCCL check where it really runs: a job inside the jail. A REAL munged +
 # slurmctld + slurmd with chroot.so (the README's plugstack line, with this
 # cluster's paths), a jail from hack/jail-rootfs holding what the jail image

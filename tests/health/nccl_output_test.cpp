@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "nccl_output.hpp"
 #include "test_util.hpp"
 

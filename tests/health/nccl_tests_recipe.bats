@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # images/nccl-tests: the build recipe for the jail's all_reduce_perf. No CUDA
 # toolkit can be had here, so install-nccl-tests runs against stand-ins for
 # nvcc and nccl-tests' make that build a real ELF program linked against a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real probe (fork + dlopen) against the fake NVML built by the tests.
 #include "gpu_checks.hpp"
 #include "nvml_probe.hpp"

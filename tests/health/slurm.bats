@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Draining and resuming against a REAL munged + slurmctld + slurmd started
 # here (ports 17817/17818, everything under a temp dir). States are read back
 # with sinfo.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The quick check wired into slurm.conf as the README shows
 # (HealthCheckProgram, HealthCheckInterval, HealthCheckNodeState), run by a
 # REAL slurmd: it drains the node on a GPU fault and resumes it when fixed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The path walk that decides what a check may run, load, read and write as
 // root, on real files with real owners (chown needs root, as CI runs).
 #include "test_util.hpp"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Runs the wall-time benchmark of the quick check and shows its numbers in the
 # test log. A measurement, not a speed test: only the report's form is checked.
 

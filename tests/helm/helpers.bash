@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by tests/helm/*.bats, which load it at their top (the assertion
 # libraries come with it). Tools come from hack/deps/helm.sh.
 load /usr/lib/bats/bats-support/load

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck source-path=SCRIPTDIR disable=SC2154,SC2016 # variables come from helpers.bash (bats `load`); single-quoted $ are literal patterns and in-container scripts
 # Secret stability: the munge key, SSH host keys and MariaDB passwords are
 # generated once and then re-rendered unchanged on every upgrade. Helm's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # $images, $root come from helpers.bash
 # The images build with podman (cold on a fresh machine), rebuild from the
 # layer cache, and their entrypoints behave as docs/contract.md says.

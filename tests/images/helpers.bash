@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash source-path=SCRIPTDIR
 # shellcheck disable=SC2034 # variables used by the .bats files
 # Shared helpers for tests/images/*.bats.

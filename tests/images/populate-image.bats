@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # $images comes from helpers.bash
 # The populate-jail image against a podman volume: first population, no-op
 # re-run, and an upgrade to a changed jail image that keeps user data.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # $images, $populate, ... come from helpers.bash
 # populate-jail against a real ~180 MB Debian jail root filesystem, on the
 # host (plain directory and a freshly mounted tmpfs volume). The same script

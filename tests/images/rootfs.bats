@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # $root, $images come from helpers.bash
 # The rootfs builders (hack/jail-rootfs, images/build-base) work whatever
 # descriptors their caller left open, retry a flaky mirror, and name what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Forked children that report back: a test's body runs in a child (its own
 // namespaces and mounts die with it) and sends its verdict through a pipe.
 #pragma once

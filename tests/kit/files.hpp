@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small file and descriptor helpers for tests and benchmarks. Each returns ""
 // on success or a message naming what failed (never throws).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A jail with nothing in it but what the plugin needs to mount into it: the
 // mount points come from the plugin's own mount plan, so a new built-in mount
 // needs no change here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A sandbox "node": the calling (forked) process gets its own mount namespace
 // with a fresh tmpfs on /mnt, so nothing it mounts reaches the host.
 #pragma once

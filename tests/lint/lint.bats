@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Style and static checks over the whole tree: clang-format, clang-tidy, shellcheck.
 
 setup() {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The plugin as shipped: exported symbols, hardening, install location, .deb.
 
 setup() {

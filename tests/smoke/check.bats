@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # slurm-jail-check against a jail that slurm-jail did not make: a plain
 # mmdebstrap minbase rootfs. Every missing piece is listed in one run; after
 # images/jail/finalize-rootfs and the plugin copied in, nothing is; planted

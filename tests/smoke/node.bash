@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One real Slurm node (munged, slurmctld, slurmd from Debian) with chroot.so,
 # all inside a private mount namespace held by a `sleep` process, so the
 # host's /etc/slurm, /run/munge and spool are never touched.

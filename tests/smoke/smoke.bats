@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Smoke test of chroot.so under a real slurmctld/slurmd from Debian: one node,
 # the README's plugstack line, a jail made with mmdebstrap.
 

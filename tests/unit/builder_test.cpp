@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Root-level: a builder that misbehaves in any way is refused and its
 // namespace is never kept; a slow builder whose caller is interrupted by
 // signals still gets through. Linked with sjail_sys_faults (builder.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Root-level: where a step's thread goes when it may not run.
 #include "dead_end.hpp"
 #include "sandbox.hpp"

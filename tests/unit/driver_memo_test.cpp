@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The driver memo: what a loader cache listed, kept under the cache's identity.
 #include "driver_memo.hpp"
 

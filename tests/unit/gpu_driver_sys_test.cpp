@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Root-level: finding the fake NVIDIA driver on a sandbox node, and refusing
 // one that a user could have planted or redirected.
 #include "driver_memo.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which files are the NVIDIA driver's, how they appear in the view, and the stamp.
 #include "gpu_driver.hpp"
 #include "ld_cache.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Root-level: the gpu= settings end to end through the plugin's own node
 // namespace (acquire_node_namespace, the builder, enter_node_jail): a step
 // on a node with the fake driver finds it by name in the jail, each node

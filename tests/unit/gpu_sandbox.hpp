@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for the root-level GPU driver tests: node roots, driver roots and
 // small jails under a private tmpfs on /mnt, and a way to run a program
 // inside a jail view the way a job would.

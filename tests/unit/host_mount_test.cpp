@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Root-level, in the host's own mount namespace: preparing the jail adds only
 // the two node-level mounts under the state directory, jobs add nothing, and
 // releasing removes them again.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // slurm-jail-check's pure parts: plugstack.conf and slurm.conf reading, the
 // mount points a chroot.so line needs, the fixes, the report.
 #include "finding.hpp"

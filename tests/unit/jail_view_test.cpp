@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Root-level: build the node namespace for real, enter it, look around.
 #include "node_namespace.hpp"
 #include "sandbox.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure parsing of a job's state files and of /proc/PID/stat lines.
 #include "job_layout.hpp"
 

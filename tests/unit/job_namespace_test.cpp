@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Root-level: a job's own namespaces on a sandbox node, entered as slurmstepd
 // and its tasks enter them.
 #include "job_layout.hpp"

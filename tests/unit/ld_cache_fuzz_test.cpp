@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The loader cache parser under AddressSanitizer and UBSan: truncated and
 // randomly corrupted caches must give an error or a parse, never a read
 // outside the input or a crash. Built from ld_cache.cpp itself with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The loader cache parser, on caches made by the node's real ldconfig.
 #include "ld_cache.hpp"
 #include "ldconfig_fixture.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading ld.so.conf the way glibc 2.36's ldconfig reads it.
 #include "ld_so_conf.hpp"
 

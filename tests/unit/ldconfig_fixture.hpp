@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for tests that need real loader caches: temporary trees of real
 // ELF files (copies of the fake NVIDIA drivers and of the host's libc) and
 // the node's own ldconfig run over them. Errors throw std::runtime_error.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Root-level: the node's driver mounted into a small jail, a node-local
 // loader cache built over it, and programs in the jail finding the driver by
 // name, as jobs do. The jail's own files must not change.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Root-level: run=node gives the jail view a /run of the node's own (a fresh
 // tmpfs), so nothing a user plants in the shared jail's /run redirects a
 // bind, and the jail needs no mount points below /run; run=jail keeps the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sandbox.hpp"
 
 #include "kit/jail_skeleton.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The root-level tests' node: a private mount namespace and a small jail
 // built from scratch, on the test kit (tests/kit) that the benchmarks share.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // A read-only Kubernetes API for `helm template --dry-run=server`, so that
 // the chart's `lookup` calls see the objects kube-run has applied, as on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // kube-run's command line. See `hack/kube-run --help` and hack/man/kube-run.1.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // The names Kubernetes' cluster DNS would give, written as /etc/hosts lines
 // (no DNS server runs). Pure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // What kube-run honours of each object, field by field. Every field of a
 // rendered object that is not listed as honoured here is reported, with the

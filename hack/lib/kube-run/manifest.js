@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // Reading `helm template` output: the objects, their Helm hook annotations,
 // and the order Helm gives them. Pure: no files, no processes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // What `helm install`/`helm upgrade` plus the Kubernetes controllers would do
 // with a rendered release, as a list of actions for podman. Pure: the input

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // From a pod spec to what podman must do: host directories for the volumes,
 // the files of ConfigMap and Secret volumes, environment files, and one

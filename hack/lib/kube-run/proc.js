@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // Running programs (podman, ip, nsenter) for kube-run: the only place that
 // starts processes.

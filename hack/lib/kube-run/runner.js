@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // Carries out kube-run's plans with podman and iproute2: one podman pod per
 // Kubernetes pod, in its own network namespace on a bridge of the release,

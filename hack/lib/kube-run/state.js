@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // kube-run's record of one release on this host: the objects it applied, the
 // pods it runs (owner, template hash, address) and the address counter.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Shared settings and helpers of hack/local-cluster.
 # The settings are used by the other files of this directory.

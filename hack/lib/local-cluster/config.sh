@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Slurm configuration of the local cluster, written to $LC_STATE/etc and
 # bound at /etc/slurm in every node, in the controller and in logins.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Starting and stopping munged, slurmctld and the slurmd nodes.
 

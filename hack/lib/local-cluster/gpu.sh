@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Fake NVIDIA drivers for 'up --fake-gpu': GPU nodes on a machine without GPUs.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # The cluster network: a bridge and one network namespace per host name.
 # Namespaces are kept as nsfs bind mounts under $LC_STATE/netns (not

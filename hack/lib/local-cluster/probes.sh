@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Readiness probes: munge answers, slurmctld answers, every node is idle.
 

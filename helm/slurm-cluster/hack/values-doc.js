@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Builds the values table of README.md from the helm-docs `# --` comments in
 // values.yaml (helm-docs itself is not installable here; same comment style).
 //

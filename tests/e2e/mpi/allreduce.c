@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* MPI_Allreduce of each rank's (rank + 1) across the job: prints the sum,
  * the world size and where each rank ran (tests/e2e/23-mpi.bats). */
 #include <mpi.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A CUDA program linked the normal way (-lcuda, no rpath): the loader must
  * find libcuda.so.1 by itself. Prints what the driver reports and the file
  * the loader took libcuda from. */

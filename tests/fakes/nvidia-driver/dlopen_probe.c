@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What a framework does to find the driver (PyTorch, JAX, CuPy): dlopen the
  * sonames with no path. Prints what each library reports and which file the
  * loader opened; exits 1 when either cannot be loaded. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A stand-in for nccl-tests' all_reduce_perf for clusters without GPUs (the
  * local cluster's --fake-gpu mode): like the real one, whose CUDA runtime
  * opens the driver by its soname alone, it finds libcuda.so.1 and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A fake libcuda.so.<version> for the tests: the few CUDA driver API calls a
  * normally linked program makes to learn which driver it runs on. Built once
  * per fake driver version, with FAKE_CUDA_VERSION (what cuDriverGetVersion

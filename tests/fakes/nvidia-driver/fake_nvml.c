@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A fake libnvidia-ml.so.<version> for the tests of the driver binding: it
  * reports FAKE_DRIVER_VERSION (set by CMake) and no GPUs. The health checks
  * have their own, richer fake in tests/health. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A fake nvidia-smi: like the real one, it finds NVML by its soname alone
  * (dlopen("libnvidia-ml.so.1"), no path, no LD_LIBRARY_PATH), so its output
  * proves which copy the loader found. Prints the driver version NVML reports

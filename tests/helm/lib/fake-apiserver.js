@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // A fake Kubernetes API server, just enough for `helm template
 // --dry-run=server` so that the chart's `lookup` calls get answers: API
 // discovery, plus GET of Secrets read from a JSON file. Everything else is 404.

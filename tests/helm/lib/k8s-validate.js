@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Validates every object of a `helm template` output (stdin) against
 // Kubernetes' own API schemas, as shipped in the npm package
 // kubernetes-models (compiled from the Kubernetes OpenAPI spec): types,

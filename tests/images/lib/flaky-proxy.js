@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // An HTTP forward proxy that makes a Debian mirror flaky on purpose, so tests
 // can watch apt and mmdebstrap cope with it.
 //
