@@ -151,7 +151,9 @@ DriverSearch driver_search_for(const Config &config) {
         search.roots = {config.gpu_driver_root};
     }
     search.mps_pipe_dir = config.gpu_mps_dir;
-    search.memo = read_small_file(driver_memo_path(config));
+    if (config.gpu != GpuMode::Off) { // gpu=off looks for nothing
+        search.memo = read_small_file(driver_memo_path(config));
+    }
     return search;
 }
 
