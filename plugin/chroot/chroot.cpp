@@ -9,19 +9,24 @@
 //                refuse it (as option or environment variable) for users the
 //                admin did not allow.
 //   slurmstepd   init_post_opt: move slurmstepd's own thread into the job's
-//                view of the jail (job_namespace.hpp; the job's namespaces
-//                are made by its first step on the node), so it opens -o/-e
-//                files, chdirs and runs task prolog and epilog scripts inside
-//                the jail, and its children are born in the job's PID
-//                namespace. If it may not, or cannot, the thread goes to the
-//                dead end (dead_end.hpp) instead, so nothing Slurm does next
-//                for the step touches the host, even when the plugin is
-//                marked optional. The extern step enters too.
+//                tasks view of the jail (job_namespace.hpp; the job's
+//                namespaces are made by its first step on the node), so it
+//                opens -i/-o/-e files and chdirs inside the jail, with only
+//                the job's processes in /proc. If it may not, or cannot, the
+//                thread goes to the dead end (dead_end.hpp) instead, so
+//                nothing Slurm does next for the step touches the host, even
+//                when the plugin is marked optional. The extern step enters
+//                too.
 //                user_init .. first task_post_fork: the window in which
 //                slurmstepd forks the tasks; its children are born in the
 //                job's PID namespace then, and only then (step_entry.hpp).
 //                The extern step has no user_init: its window opens at the
-//                end of init_post_opt.
+//                end of init_post_opt. At the first task_post_fork the
+//                thread moves on to the job's stepd view: the node's /proc
+//                (Slurm reads its tasks there by host PID), nothing
+//                executable. A task epilog it forks later runs only through
+//                job_container/slurm_jail, which moves it into the tasks view
+//                and has it born again in the job's PID namespace.
 //                task_init_privileged: move the task into the tasks' view
 //                (the job's own /proc) or refuse to start it. Errors are
 //                returned as -1: Slurm 22.05 runs the task anyway on a
@@ -353,7 +358,7 @@ int join_job(uint32_t job) {
             leave_for_dead_end();
             return -1;
         }
-        s = sjail::enter_tasks_view(g.step, sjail::PidCheck::IfBornInTheJob);
+        s = sjail::enter_tasks_view(g.step, sjail::PidCheck::RebirthIfNeeded);
     } else {
         s = join_from_slurmd(job);
     }
@@ -441,9 +446,15 @@ int slurm_spank_user_init(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
 }
 
 // slurmstepd, main thread, after each task was forked: the fork window is
-// over at the first one.
+// over at the first one, and the thread moves on to the stepd view.
 int slurm_spank_task_post_fork(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
     sjail::stop_children_in_job(g.step);
+    if (g.entered) {
+        if (Status s = sjail::move_on_to_stepd_view(g.step); !s.ok()) {
+            slurm_error("chroot: %s: %s", g.step_name.c_str(), s.message().c_str());
+            leave_for_dead_end();
+        }
+    }
     return 0;
 }
 

@@ -144,6 +144,18 @@ Status clone_tree(int dir, Fd &out) {
     return {};
 }
 
+// The stepd view, once the init copied it for the tasks' view: nothing can
+// be executed there, so that what slurmstepd forks for the step after the
+// tasks (a task epilog) runs only once it joined the tasks' view.
+Status make_stepd_view_noexec() {
+    mount_attr attr{};
+    attr.attr_set = MOUNT_ATTR_NOEXEC;
+    if (::mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &attr, sizeof(attr)) != 0) {
+        return Status::from_errno("making the job's stepd view noexec");
+    }
+    return {};
+}
+
 // In the creator child: the stepd view, then the job's PID namespace and its
 // init (which makes the tasks' view). Reports the init's pid; `keep_init`
 // is the init's lifeline (see run_job_init).
@@ -198,7 +210,7 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
         return Status::failure(line.rfind("error ", 0) == 0 ? line.substr(6, line.size() - 7)
                                                             : "the job's init died");
     }
-    return {};
+    return make_stepd_view_noexec();
 }
 
 // The creator. Reports, then waits on `hold_fd`: a "k" from the caller (it

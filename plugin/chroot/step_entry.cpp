@@ -6,12 +6,14 @@
 #include "node_namespace.hpp"
 
 #include <array>
+#include <cerrno>
 #include <climits>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace sjail {
@@ -48,7 +50,7 @@ Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out
     if (!out.own_pid.valid()) {
         return Status::from_errno("open /proc/thread-self/ns/pid");
     }
-    if (auto s = enter_namespace(job_ns.stepd.get()); !s.ok()) {
+    if (auto s = enter_namespace(job_ns.tasks.get()); !s.ok()) {
         return s;
     }
     if (auto s = verify_root(node.jail); !s.ok()) {
@@ -56,6 +58,7 @@ Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out
         return s;
     }
     out.tasks = std::move(job_ns.tasks);
+    out.stepd = std::move(job_ns.stepd);
     out.job_pid = std::move(job_ns.pid);
     out.jail = node.jail;
     out.pid_ns = pid_ns.st_ino;
@@ -89,6 +92,17 @@ void stop_children_in_job(StepJail &step) noexcept {
     }
 }
 
+Status move_on_to_stepd_view(StepJail &step) {
+    if (step.tasks_forked) {
+        return {};
+    }
+    step.tasks_forked = true;
+    if (::setns(step.stepd.get(), CLONE_NEWNS) != 0) {
+        return Status::from_errno("setns into the job's stepd view");
+    }
+    return verify_root(step.jail);
+}
+
 Status enter_tasks_view(const StepJail &step, PidCheck check) {
     struct stat born {};
     const bool in_job =
@@ -109,7 +123,25 @@ Status enter_tasks_view(const StepJail &step, PidCheck check) {
     if (::chdir(cwd) != 0) {
         return Status::from_errno(std::string("chdir ") + cwd + " in the job's tasks view");
     }
-    return {};
+    return in_job ? Status() : be_born_in_job(step);
+}
+
+Status be_born_in_job(const StepJail &step) {
+    if (::setns(step.job_pid.get(), CLONE_NEWPID) != 0) {
+        return Status::from_errno("setns into the job's PID namespace");
+    }
+    (void)::setpgid(0, 0);
+    const pid_t child = ::fork();
+    if (child < 0) {
+        return Status::from_errno("fork into the job's PID namespace");
+    }
+    if (child == 0) {
+        return {};
+    }
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
 Status enter_namespace(int ns_fd) {
