@@ -97,8 +97,10 @@ Status move_on_to_stepd_view(StepJail &step) {
         return {};
     }
     step.tasks_forked = true;
-    if (::setns(step.stepd.get(), CLONE_NEWNS) != 0) {
-        return Status::from_errno("setns into the job's stepd view");
+    // Threads slurmstepd created since init_post_opt share this thread's
+    // filesystem attributes again: enter_namespace unshares them first.
+    if (auto s = enter_namespace(step.stepd.get()); !s.ok()) {
+        return s;
     }
     return verify_root(step.jail);
 }

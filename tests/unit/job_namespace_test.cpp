@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
+#include <future>
 #include <gtest/gtest.h>
 #include <linux/magic.h>
 #include <sstream>
@@ -168,10 +169,16 @@ TEST(JobNamespace, SlurmstepdActsForTheUserWhereProcShowsOnlyTheJob) {
                       // in the job's PID namespace, so not even itself).
                       CHILD_EXPECT(pids_in_proc() == std::vector<std::string>{"1"});
                       CHILD_EXPECT(kit::read_file("/proc/1/comm") == "sjail-job-init\n");
-                      // After them: the node's /proc, for Slurm, and nothing
-                      // can be executed there.
-                      if (auto s = sjail::move_on_to_stepd_view(step); !s.ok()) {
-                          return "stepd view: " + s.message();
+                      // After them (slurmstepd started threads meanwhile,
+                      // which share its filesystem attributes): the node's
+                      // /proc, for Slurm, and nothing can be executed there.
+                      std::promise<void> moved;
+                      std::thread io([done = moved.get_future()]() mutable { done.wait(); });
+                      const sjail::Status to_stepd = sjail::move_on_to_stepd_view(step);
+                      moved.set_value();
+                      io.join();
+                      if (!to_stepd.ok()) {
+                          return "stepd view: " + to_stepd.message();
                       }
                       CHILD_EXPECT(pids_in_proc().size() > 2);
                       struct statvfs root {};
