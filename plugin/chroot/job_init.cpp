@@ -154,3 +154,25 @@ void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept {
 }
 
 } // namespace sjail
+
+namespace sjail {
+
+void run_tasks_view_maker(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept {
+    try {
+        const Status s = make_tasks_view(proc);
+        (void)::prctl(PR_SET_NAME, "sjail-job-view", 0, 0, 0);
+        report(ready_fd, s.ok() ? "ok\n" : "error " + s.message() + "\n");
+        if (!s.ok()) {
+            ::_exit(1);
+        }
+    } catch (...) {
+        ::_exit(1);
+    }
+    close_inherited_fds({keep_fd});
+    char byte = 0;
+    while (::read(keep_fd, &byte, 1) < 0 && errno == EINTR) {
+    }
+    ::_exit(0);
+}
+
+} // namespace sjail

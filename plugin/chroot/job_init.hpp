@@ -22,4 +22,11 @@ namespace sjail {
 // no init outlives a failed attempt.
 [[noreturn]] void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept;
 
+// Never returns. Forked into a running job's PID namespace, from a new view
+// of slurmstepd's (the job's views are made anew from a rebuilt node
+// namespace): makes a new tasks' view the same way, with a /proc of the job's
+// PID namespace, and reports as run_job_init does. It lives only until its
+// view is kept: "k" or EOF on `keep_fd` ends it (the job's init reaps it).
+[[noreturn]] void run_tasks_view_maker(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept;
+
 } // namespace sjail

@@ -22,6 +22,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace sjail {
@@ -62,8 +63,15 @@ void kill_init(const InitId &id) {
 
 // ---- opening what exists ----
 
-bool open_existing(const JobPaths &paths, JobNamespace &out) {
-    if (::access(paths.ready.c_str(), F_OK) != 0) {
+// `made_from`, when given, receives what STATE/jobs/JOB/ready holds: the
+// stamp of the node namespace the job's views were made from.
+bool open_existing(const JobPaths &paths, JobNamespace &out, std::string *made_from = nullptr) {
+    const Fd ready = open_regular(paths.ready, O_RDONLY);
+    if (!ready.valid()) {
+        return false;
+    }
+    if (made_from != nullptr &&
+        !read_whole_file(ready.get(), paths.ready, *made_from, 1UL << 20).ok()) {
         return false;
     }
     const auto init = read_init(paths);
@@ -83,6 +91,9 @@ struct Inputs {
     int node_ns = -1;
     int tmp_dir = -1; // job_tmp=DIR: the job's directory (O_PATH)
     ProcOptions proc;
+    // Set when the views of a running job are made anew (refresh_in_child):
+    int old_stepd = -1; // its current stepd view, which holds its /tmp and /dev/shm
+    int job_pid = -1;   // its PID namespace, kept
 };
 
 // An fd of a mount point in the current view, through no symlink.
@@ -156,6 +167,82 @@ Status make_stepd_view_noexec() {
     return {};
 }
 
+// A detached copy of the mount at `path` (the job's /tmp or /dev/shm in its
+// current view): the same filesystem, so what the job wrote there stays.
+Status clone_mount(const char *path, Fd &out) {
+    Fd where;
+    if (auto s = open_target(path, where); !s.ok()) {
+        return s;
+    }
+    out.reset(::open_tree(where.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
+    return out.valid() ? Status() : Status::from_errno(std::string("keeping the job's ") + path);
+}
+
+// In the creator child, for a running job whose node namespace was rebuilt:
+// a new stepd view from the new node namespace with the job's own /tmp and
+// /dev/shm taken over from its current view, then, in the job's PID
+// namespace (whose init lives on), a new tasks' view. Reports the pid of the
+// process holding that view.
+Status refresh_in_child(const Inputs &in, pid_t &maker, Fd &keep_maker) {
+    Fd tmp_tree;
+    Fd shm_tree;
+    if (::setns(in.old_stepd, CLONE_NEWNS) != 0) {
+        return Status::from_errno("entering the job's current view");
+    }
+    if (in.config.job_tmp != JobTmp::Node) {
+        if (auto s = clone_mount("/tmp", tmp_tree); !s.ok()) {
+            return s;
+        }
+    }
+    if (auto s = clone_mount("/dev/shm", shm_tree); !s.ok()) {
+        return s;
+    }
+    if (::setns(in.node_ns, CLONE_NEWNS) != 0) {
+        return Status::from_errno("entering the node's jail namespace");
+    }
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+        return Status::from_errno("making the job's view");
+    }
+    if (tmp_tree.valid()) {
+        if (auto s = attach(tmp_tree.get(), "/tmp"); !s.ok()) {
+            return s;
+        }
+    }
+    if (auto s = attach(shm_tree.get(), "/dev/shm"); !s.ok()) {
+        return s;
+    }
+    if (::setns(in.job_pid, CLONE_NEWPID) != 0) {
+        return Status::from_errno("entering the job's PID namespace");
+    }
+    Pipe ready;
+    Pipe keep;
+    if (auto s = make_pipe(ready); !s.ok()) {
+        return s;
+    }
+    if (auto s = make_pipe(keep); !s.ok()) {
+        return s;
+    }
+    maker = ::fork();
+    if (maker == 0) {
+        ready.read.reset();
+        keep.write.reset();
+        run_tasks_view_maker(in.proc, ready.write.get(), keep.read.get());
+    }
+    if (maker < 0) {
+        return Status::from_errno("fork in the job's PID namespace");
+    }
+    ready.write.reset();
+    keep.read.reset();
+    keep_maker = std::move(keep.write);
+    const std::string line = read_line(ready.read.get());
+    if (line != "ok\n") {
+        return Status::failure(line.rfind("error ", 0) == 0 ? line.substr(6, line.size() - 7)
+                                                            : "the job's view maker died");
+    }
+    return make_stepd_view_noexec();
+}
+
 // In the creator child: the stepd view, then the job's PID namespace and its
 // init (which makes the tasks' view). Reports the init's pid; `keep_init`
 // is the init's lifeline (see run_job_init).
@@ -218,11 +305,12 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
 // or the creator is killed at the deadline) ends the init with it.
 [[noreturn]] void run_creator(const Inputs &in, int cpu, int report_fd, int hold_fd) noexcept {
     Fd keep_init;
+    pid_t init = 0;
     try {
         let_parent_bind_namespaces();
         pin_to_cpu(cpu);
-        pid_t init = 0;
-        const Status s = make_in_child(in, init, keep_init);
+        const Status s = in.job_pid >= 0 ? refresh_in_child(in, init, keep_init)
+                                         : make_in_child(in, init, keep_init);
         write_all(report_fd,
                   s.ok() ? job_creator_success_line(init) : builder_failure_line(s.message()));
     } catch (...) {
@@ -231,7 +319,29 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
     if (finish_report(report_fd, hold_fd) == 'k' && keep_init.valid()) {
         write_all(keep_init.get(), "k");
     }
+    if (in.job_pid >= 0 && init > 0) {
+        // The view maker ends now (its view kept or not); reaped here, so no
+        // zombie of it shows in the job's /proc.
+        keep_init.reset();
+        while (::waitpid(init, nullptr, 0) < 0 && errno == EINTR) {
+        }
+    }
     ::_exit(0);
+}
+
+// Keeps the creator's stepd view and the new tasks' view (of the process
+// holding it), in place of the job's current ones (which its running steps
+// keep using); the PID namespace stays.
+int replace_views(pid_t creator, pid_t maker, const JobPaths &paths) {
+    for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns}) {
+        if (!reset_mount_point_file(*path).ok()) {
+            return errno != 0 ? errno : EIO;
+        }
+    }
+    if (const int err = bind_namespace_of(creator, "mnt", paths.stepd_ns); err != 0) {
+        return err;
+    }
+    return bind_namespace_of(maker, "mnt", paths.tasks_ns);
 }
 
 // Keeps the creator's stepd view and the init's tasks view and PID namespace.
@@ -260,9 +370,11 @@ void drop_namespaces(const JobPaths &paths) {
 // init is recorded. `bind_errno` tells why they could not be kept.
 Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_errno) {
     bind_errno = 0;
+    const bool refresh = in.job_pid >= 0;
     BuilderChild creator;
     if (auto s = creator.start(
-            "the job's namespace builder", in.config.build_timeout_s, {in.node_ns, in.tmp_dir},
+            "the job's namespace builder", in.config.build_timeout_s,
+            {in.node_ns, in.tmp_dir, in.old_stepd, in.job_pid},
             [&](int report_fd, int hold_fd) { run_creator(in, cpu, report_fd, hold_fd); });
         !s.ok()) {
         return s;
@@ -275,16 +387,29 @@ Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_
         BuilderEnd so_far; // the exit status is judged below
         if (judge_job_creator(text, so_far, claimed).ok()) {
             init = identify(static_cast<pid_t>(claimed));
-            bind_errno = init ? keep_namespaces(creator.pid(), init->pid, paths) : ESRCH;
+            if (!init) {
+                bind_errno = ESRCH;
+            } else if (refresh) {
+                bind_errno = replace_views(creator.pid(), init->pid, paths);
+            } else {
+                bind_errno = keep_namespaces(creator.pid(), init->pid, paths);
+            }
         }
     }
     if (init && bind_errno == 0) {
-        creator.tell("k"); // the init lives on
+        creator.tell("k"); // the init lives on (a view maker ends)
     }
     const BuilderEnd end = creator.finish();
     Status judged = judge_job_creator(text, end, claimed);
     if (judged.ok() && bind_errno == 0 && init) {
-        return write_file_atomically(paths.init, format_init_id(*init));
+        return refresh ? Status() : write_file_atomically(paths.init, format_init_id(*init));
+    }
+    if (refresh) {
+        // The job keeps its PID namespace and init; views half replaced go.
+        for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns}) {
+            (void)::umount2(path->c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+        }
+        return judged;
     }
     drop_namespaces(paths);
     if (init) {
@@ -348,7 +473,39 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
     if (bind_errno != 0) {
         return Status::from_errno("keeping the job's namespaces in " + paths.dir, bind_errno);
     }
-    return write_file_atomically(paths.ready, "");
+    return write_file_atomically(paths.ready, node.stamp);
+}
+
+// With the job's lock held exclusively, for a running job (`current`) whose
+// views were made from a node namespace that has since been rebuilt (a bind
+// source, a setting, the node's /proc or GPU driver changed): makes its views
+// anew from the node's current namespace, keeping its PID namespace and init
+// (so its processes live on and later steps see them) and its /tmp and
+// /dev/shm. Steps already running keep the views they entered.
+Status refresh_job(const Config &config, const NodeNamespace &node, const JobPaths &paths,
+                   const JobNamespace &current) {
+    Inputs in{config, node.fd.get(), -1, {}};
+    in.old_stepd = current.stepd.get();
+    in.job_pid = current.pid.get();
+    if (auto s = load_proc_options(config, in.proc); !s.ok()) {
+        return s;
+    }
+    int bind_errno = 0;
+    for (const int cpu : cpus_to_try()) {
+        if (auto s = attempt_make(in, paths, cpu, bind_errno); !s.ok()) {
+            return Status::failure("the node's jail namespace changed under the running job and "
+                                   "making the job's views anew failed (its next step tries "
+                                   "again): " +
+                                   s.message());
+        }
+        if (bind_errno != ELOOP) {
+            break;
+        }
+    }
+    if (bind_errno != 0) {
+        return Status::from_errno("keeping the job's new views in " + paths.dir, bind_errno);
+    }
+    return write_file_atomically(paths.ready, node.stamp);
 }
 
 Status lock_job(const Config &config, const JobPaths &paths, Fd &lock) {
@@ -446,18 +603,31 @@ std::vector<std::uint32_t> running_jobs(const Config &config) {
 Status open_job_namespace(const Config &config, const NodeNamespace &node, std::uint32_t job,
                           JobNamespace &out) {
     const JobPaths paths = job_paths(config.state_dir, job);
-    if (open_existing(paths, out)) {
-        return {};
+    std::string made_from;
+    {
+        // Shared: no step replaces the job's views while they are opened.
+        Fd shared = open_regular(paths.lock, O_RDWR);
+        if (shared.valid() && ::flock(shared.get(), LOCK_SH) == 0 &&
+            open_existing(paths, out, &made_from) && made_from == node.stamp) {
+            return {};
+        }
     }
+    out = {};
     Fd lock;
     if (auto s = lock_job(config, paths, lock); !s.ok()) {
         return s;
     }
-    if (open_existing(paths, out)) { // made meanwhile by another step or slurmd
-        return {};
-    }
-    if (auto s = make_job(config, node, job, paths); !s.ok()) {
-        return s;
+    JobNamespace current;
+    if (!open_existing(paths, current, &made_from)) {
+        if (auto s = make_job(config, node, job, paths); !s.ok()) {
+            return s;
+        }
+    } else if (made_from != node.stamp) {
+        // Made from a node namespace that has been rebuilt since (or meanwhile
+        // by another step or slurmd, from the current one).
+        if (auto s = refresh_job(config, node, paths, current); !s.ok()) {
+            return s;
+        }
     }
     if (!open_existing(paths, out)) {
         return Status::failure("the job's namespaces in " + paths.dir +

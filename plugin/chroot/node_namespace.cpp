@@ -72,6 +72,7 @@ Status rebuild(const Config &config, const FileId &jail, NodeNamespace &out) {
         return Status::failure("the jail namespace on " + state +
                                "/ns vanished right after it was built");
     }
+    out.stamp = std::move(stamp);
     return {};
 }
 
@@ -92,6 +93,7 @@ Status acquire_node_namespace(const Config &config, NodeNamespace &out) {
     }
     join_if_current(state, stamp, out.fd);
     if (out.fd.valid()) {
+        out.stamp = std::move(stamp);
         return {};
     }
     if (auto s = lock_state(state, lock, LOCK_EX); !s.ok()) {
@@ -99,6 +101,7 @@ Status acquire_node_namespace(const Config &config, NodeNamespace &out) {
     }
     join_if_current(state, stamp, out.fd); // another step may have rebuilt it meanwhile
     if (out.fd.valid()) {
+        out.stamp = std::move(stamp);
         return {};
     }
     return rebuild(config, out.jail, out);

@@ -19,8 +19,9 @@
 namespace sjail {
 
 struct NodeNamespace {
-    Fd fd;       // the kept mount namespace
-    FileId jail; // what "/" must be inside it
+    Fd fd;             // the kept mount namespace
+    FileId jail;       // what "/" must be inside it
+    std::string stamp; // what it was built from (node_stamp.hpp)
 };
 
 // Returns the node namespace, building or rebuilding it (under STATE/lock)

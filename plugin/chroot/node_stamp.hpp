@@ -5,8 +5,10 @@
 // text it computes now is identical. Anything that changes what the
 // namespace shows changes the text: the settings, the plugin itself, the
 // jail directory, and the identity of every bind source (an unmounted source,
-// a /etc/resolv.conf replaced by rename, a recreated munge directory), and
-// the node's GPU driver with the jail's loader cache (node_gpu.hpp).
+// a /etc/resolv.conf replaced by rename, a recreated munge directory), the
+// options of the node's /proc (without proc=), and the node's GPU driver with
+// the jail's loader cache (node_gpu.hpp). A job's namespaces record the stamp
+// of the node namespace they were made from (job_namespace.hpp).
 #pragma once
 
 #include "builder_report.hpp"
@@ -26,8 +28,11 @@ struct SourceId {
     bool operator==(const SourceId &) const = default;
 };
 
-// `gpu`: the GPU part (NodeGpu::stamp), appended as it is.
+// `gpu`: the GPU part (NodeGpu::stamp), appended as it is. `node_proc`: the
+// super options of the node's /proc, which jobs' /proc take when proc= is not
+// set (ignored when it is).
 std::string namespace_stamp(const Config &config, const std::string &plugin_id, const FileId &jail,
-                            const std::vector<SourceId> &sources, const std::string &gpu = "");
+                            const std::vector<SourceId> &sources, const std::string &gpu = "",
+                            const std::string &node_proc = "");
 
 } // namespace sjail

@@ -4,6 +4,7 @@
 #include "jail_view.hpp"
 #include "mount_plan.hpp"
 #include "node_stamp.hpp"
+#include "proc_setup.hpp"
 #include "safe_open.hpp"
 
 #include <dlfcn.h>
@@ -87,8 +88,12 @@ Status stamp_now(const Config &config, const FileId &jail, std::string &stamp, N
     if (auto s = find_node_gpu(config, gpu); !s.ok()) {
         return s;
     }
+    std::string node_proc;
+    if (config.proc_options.empty() && !node_proc_super_options(node_proc).ok()) {
+        node_proc = "unreadable"; // the build reads the whole mount table instead
+    }
     stamp = namespace_stamp(config, plugin_id(), jail, identify_sources(build_mount_plan(config)),
-                            gpu.stamp);
+                            gpu.stamp, node_proc);
     return {};
 }
 

@@ -54,6 +54,23 @@ Status parse_proc_setting(std::string_view text, ProcOptions &out) {
     return {};
 }
 
+ProcOptions proc_options_of(std::string_view super_options) {
+    ProcOptions options;
+    for (const auto option : split(super_options, ',')) {
+        const auto eq = option.find('=');
+        const auto key = option.substr(0, eq);
+        const auto value = eq == std::string_view::npos ? "" : option.substr(eq + 1);
+        if (key == "hidepid") {
+            options.hidepid = value;
+        } else if (key == "gid") {
+            options.gid = value;
+        } else if (key == "subset") {
+            options.subset = value;
+        }
+    }
+    return options;
+}
+
 ProcOptions node_proc_options(std::string_view mountinfo) {
     ProcOptions options;
     std::istringstream lines{std::string(mountinfo)};
@@ -69,21 +86,32 @@ ProcOptions node_proc_options(std::string_view mountinfo) {
         if (tail.size() < 3 || tail[0] != "proc") {
             continue;
         }
-        options = {};
-        for (const auto option : split(tail[2], ',')) {
-            const auto eq = option.find('=');
-            const auto key = option.substr(0, eq);
-            const auto value = eq == std::string_view::npos ? "" : option.substr(eq + 1);
-            if (key == "hidepid") {
-                options.hidepid = value;
-            } else if (key == "gid") {
-                options.gid = value;
-            } else if (key == "subset") {
-                options.subset = value;
-            }
-        }
+        options = proc_options_of(tail[2]);
     }
     return options; // the last /proc mount is the one in effect
+}
+
+std::optional<std::string> super_options_of_mount(std::string_view mountinfo,
+                                                  std::uint64_t mount_id) {
+    const std::string id = std::to_string(mount_id) + " ";
+    std::size_t start = 0;
+    while (start < mountinfo.size()) {
+        const std::size_t end = mountinfo.find('\n', start);
+        if (end == std::string_view::npos) {
+            return std::nullopt; // an incomplete last line
+        }
+        const std::string_view line = mountinfo.substr(start, end - start);
+        if (line.starts_with(id)) {
+            const auto dash = line.find(" - ");
+            if (dash == std::string_view::npos) {
+                return std::nullopt;
+            }
+            const auto tail = split(line.substr(dash + 3), ' ');
+            return tail.size() < 3 ? std::string() : std::string(tail[2]);
+        }
+        start = end + 1;
+    }
+    return std::nullopt;
 }
 
 std::vector<std::pair<std::string, std::string>> proc_mount_parameters(const ProcOptions &options) {

@@ -10,6 +10,8 @@
 
 #include "status.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,6 +32,15 @@ Status parse_proc_setting(std::string_view text, ProcOptions &out);
 
 // The options of the mount at /proc, from /proc/self/mountinfo's text.
 ProcOptions node_proc_options(std::string_view mountinfo);
+
+// The super options (the last field) of the mount whose id (the first field)
+// is `mount_id`, from the beginning of /proc/self/mountinfo's text; nothing
+// while its line is not complete in `mountinfo`.
+std::optional<std::string> super_options_of_mount(std::string_view mountinfo,
+                                                  std::uint64_t mount_id);
+
+// hidepid=, gid= and subset= of a /proc mount's super options.
+ProcOptions proc_options_of(std::string_view super_options);
 
 // Key/value pairs for fsconfig, in a fixed order; `gid` already numeric.
 std::vector<std::pair<std::string, std::string>> proc_mount_parameters(const ProcOptions &options);

@@ -3,7 +3,10 @@
 
 #include "small_file.hpp"
 
+#include <cerrno>
+#include <fcntl.h>
 #include <grp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -36,9 +39,49 @@ std::string format_proc_options(const ProcOptions &options) {
 
 } // namespace
 
+Status node_proc_super_options(std::string &out) {
+    struct statx stx {};
+    if (::statx(AT_FDCWD, "/proc", AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) !=
+            0 ||
+        (stx.stx_mask & STATX_MNT_ID) == 0) {
+        return Status::from_errno("statx /proc (its mount id)");
+    }
+    const Fd fd = open_regular("/proc/self/mountinfo", O_RDONLY);
+    if (!fd.valid()) {
+        return Status::from_errno("open /proc/self/mountinfo");
+    }
+    constexpr std::size_t kLimit = 64UL << 20;
+    std::string text;
+    char buf[8192];
+    while (text.size() < kLimit) {
+        const ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return Status::from_errno("read /proc/self/mountinfo");
+        }
+        if (n == 0) {
+            break;
+        }
+        text.append(buf, static_cast<std::size_t>(n));
+        if (auto options = super_options_of_mount(text, stx.stx_mnt_id)) {
+            out = std::move(*options);
+            return {};
+        }
+    }
+    return Status::failure("/proc (mount " + std::to_string(stx.stx_mnt_id) +
+                           ") is not in /proc/self/mountinfo");
+}
+
 Status resolve_proc_options(const Config &config, ProcOptions &out) {
     if (config.proc_options.empty()) {
-        out = node_proc_options(read_small_file("/proc/self/mountinfo", 64 << 20));
+        std::string super;
+        if (node_proc_super_options(super).ok()) {
+            out = proc_options_of(super);
+        } else {
+            out = node_proc_options(read_small_file("/proc/self/mountinfo", 64 << 20));
+        }
         return {};
     }
     if (auto s = parse_proc_setting(config.proc_options, out); !s.ok()) {

@@ -398,6 +398,63 @@ TEST(JobNamespace, ProcOptionsFromTheSetting) {
               "");
 }
 
+// A later step of a running job is as fresh as a new job: when the node's
+// jail namespace was rebuilt (here: a bind= removed, proc= changed), the
+// job's views are made anew, keeping its processes, /tmp and /dev/shm.
+TEST(JobNamespace, ALaterStepOfARunningJobFollowsTheNodeAndKeepsTheJob) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  int started[2];
+                  CHILD_EXPECT(::pipe(started) == 0);
+                  const pid_t step = ::fork();
+                  if (step == 0) {
+                      const std::string r = as_task(config, 12, [&] {
+                          CHILD_EXPECT(kit::read_file("/opt/data/hello") == "hi");
+                          CHILD_EXPECT(kit::write_file("/tmp/keep", "job12").empty());
+                          CHILD_EXPECT(kit::write_file("/dev/shm/keep", "shm12").empty());
+                          (void)!::write(started[1], "x", 1);
+                          ::pause();
+                          return std::string();
+                      });
+                      ::_exit(r.empty() ? 0 : 1);
+                  }
+                  char c = 0;
+                  CHILD_EXPECT(::read(started[0], &c, 1) == 1);
+                  const auto paths = sjail::job_paths(config.state_dir, 12);
+                  struct stat before {};
+                  CHILD_EXPECT(::stat(paths.pid_ns.c_str(), &before) == 0);
+                  config.binds.clear();
+                  config.proc_options = "hidepid=invisible";
+                  const std::string later = as_task(config, 12, [] {
+                      CHILD_EXPECT(::access("/opt/data/hello", F_OK) != 0);
+                      CHILD_EXPECT(kit::read_file("/tmp/keep") == "job12");
+                      CHILD_EXPECT(kit::read_file("/dev/shm/keep") == "shm12");
+                      CHILD_EXPECT(kit::read_file("/proc/1/comm") == "sjail-job-init\n");
+                      CHILD_EXPECT(pids_in_proc().size() == 3); // init, the first task, this one
+                      CHILD_EXPECT(super_options_of("/proc").find("hidepid=invisible") !=
+                                   std::string::npos);
+                      return std::string();
+                  });
+                  if (!later.empty()) {
+                      return "the later step: " + later;
+                  }
+                  struct stat after {};
+                  CHILD_EXPECT(::stat(paths.pid_ns.c_str(), &after) == 0);
+                  CHILD_EXPECT(after.st_ino == before.st_ino);
+                  // Unchanged since: the views are reused as they are.
+                  struct stat tasks {};
+                  CHILD_EXPECT(::stat(paths.tasks_ns.c_str(), &tasks) == 0);
+                  CHILD_EXPECT(as_task(config, 12, [] { return std::string(); }).empty());
+                  struct stat again {};
+                  CHILD_EXPECT(::stat(paths.tasks_ns.c_str(), &again) == 0);
+                  CHILD_EXPECT(again.st_ino == tasks.st_ino);
+                  CHILD_EXPECT(sjail::delete_job_namespace(config, 12).ok());
+                  CHILD_EXPECT(::waitpid(step, nullptr, 0) == step);
+                  CHILD_EXPECT(kit::mounts_below(sjail::jobs_dir(config.state_dir)).empty());
+                  return std::string();
+              }),
+              "");
+}
+
 TEST(JobNamespace, AJobTmpDirectoryUsersControlIsRefused) {
     EXPECT_EQ(on_node([](Config &config) {
                   config.job_tmp = sjail::JobTmp::Directory;

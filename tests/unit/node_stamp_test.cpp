@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "node_stamp.hpp"
+#include "proc_options.hpp"
 
 #include <gtest/gtest.h>
 
@@ -51,4 +52,44 @@ TEST(NodeStamp, TheGpuPartEndsTheStampAsItIs) {
     EXPECT_TRUE(stamp.ends_with("\n" + gpu)) << stamp;
     EXPECT_NE(stamp, namespace_stamp(config(), "0.1.0 a", {1, 2}, kSources,
                                      "gpu auto /\nnvidia-driver 580.159.04\nlibrary /x dev=2\n"));
+}
+
+TEST(NodeStamp, TheNodesProcOptionsCountOnlyWithoutProcSetting) {
+    const std::string base = namespace_stamp(config(), "0.1.0 a", {1, 2}, kSources, "", "rw");
+    EXPECT_NE(namespace_stamp(config(), "0.1.0 a", {1, 2}, kSources, "", "rw,hidepid=invisible"),
+              base)
+        << "the node's /proc gained hidepid: jobs' /proc must follow";
+    auto set = config();
+    set.proc_options = "hidepid=noaccess";
+    EXPECT_EQ(namespace_stamp(set, "0.1.0 a", {1, 2}, kSources, "", "rw"),
+              namespace_stamp(set, "0.1.0 a", {1, 2}, kSources, "", "rw,hidepid=invisible"))
+        << "proc= decides; the node's own /proc does not matter";
+    EXPECT_NE(namespace_stamp(set, "0.1.0 a", {1, 2}, kSources, "", "rw"), base) << "proc= set";
+}
+
+namespace {
+
+constexpr const char *kMountinfo =
+    "22 1 0:21 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n"
+    "123 22 0:5 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n"
+    "12 22 0:5 / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw,hidepid=invisible,gid=27\n"
+    "40 22 0:6 / /sys rw - sysfs sysfs rw\n";
+
+} // namespace
+
+TEST(ProcOptions, SuperOptionsOfOneMountById) {
+    EXPECT_EQ(sjail::super_options_of_mount(kMountinfo, 123), "rw");
+    EXPECT_EQ(sjail::super_options_of_mount(kMountinfo, 12), "rw,hidepid=invisible,gid=27")
+        << "12 is not 123";
+    EXPECT_EQ(sjail::super_options_of_mount(kMountinfo, 40), "rw");
+    EXPECT_EQ(sjail::super_options_of_mount(kMountinfo, 7), std::nullopt);
+    // Read so far only up to the middle of the line: not yet known.
+    const std::string_view partial(kMountinfo);
+    EXPECT_EQ(sjail::super_options_of_mount(partial.substr(0, partial.find("gid=27")), 12),
+              std::nullopt);
+    const auto options = sjail::proc_options_of("rw,hidepid=invisible,gid=27");
+    EXPECT_EQ(options.hidepid, "invisible");
+    EXPECT_EQ(options.gid, "27");
+    EXPECT_EQ(options.subset, "");
+    EXPECT_EQ(sjail::node_proc_options(kMountinfo), options) << "the last /proc mount";
 }
