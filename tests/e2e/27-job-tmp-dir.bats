@@ -40,7 +40,9 @@ restart_slurmd() {
     local pid
     pid=$(slurmd_pid "$1")
     kill "$pid"
-    wait_until 30 bash -c "! kill -0 $pid 2>/dev/null"
+    # As local-cluster stops it: TERM, then KILL after a while.
+    wait_until 15 bash -c "! kill -0 $pid 2>/dev/null" || kill -KILL "$pid" 2>/dev/null || true
+    wait_until 10 bash -c "! kill -0 $pid 2>/dev/null"
     nsenter --net="$STATE/netns/$1" -- unshare --mount --uts --propagation private -- \
         "$SLURM_JAIL_ROOT/hack/lib/local-cluster/ns-init" worker "$1" -- \
         slurmd -f /etc/slurm/slurm.conf 8>&-
