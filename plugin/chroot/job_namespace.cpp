@@ -466,7 +466,7 @@ Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths
          {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns, &paths.init, &paths.ready}) {
         (void)::unlink(path->c_str());
     }
-    const Status removed = remove_job_tmp(config, job);
+    Status removed = remove_job_tmp(config, job);
     (void)::unlink(paths.lock.c_str());
     (void)::rmdir(paths.dir.c_str());
     return removed;
