@@ -31,7 +31,8 @@
 //                (the job's own /proc) or refuse to start it. Errors are
 //                returned as -1: Slurm 22.05 runs the task anyway on a
 //                positive return code.
-//   job epilog   job_epilog: the job ended on the node: delete its namespaces.
+//   job epilog   job_epilog: the job ended on the node: delete its namespaces
+//                (with the settings passed to this call: no init runs there).
 //   job_container/slurm_jail (plugin/job_container) calls the sjail_jc_*
 //                functions below, exported for it alone.
 // No exception leaves a callback.
@@ -472,10 +473,20 @@ int slurm_spank_task_init_privileged(spank_t sp, int /*ac*/, char ** /*av*/) {
     }
 }
 
-int slurm_spank_job_epilog(spank_t sp, int /*ac*/, char ** /*av*/) {
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av) {
     try {
+        // slurmstepd's job epilog process calls no slurm_spank_init: the
+        // settings (state=, job_tmp=DIR, ...) come with this call, and
+        // deleting with the defaults would miss a job_tmp= directory or a
+        // state= directory elsewhere.
+        auto parsed = sjail::parse_config(args_of(ac, av));
         uint32_t job = 0;
-        if (!g.config_status.ok() || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS) {
+        if (!parsed.status.ok()) {
+            slurm_error("chroot: job epilog: %s", parsed.status.message().c_str());
+            return 0; // as every step of such a node failed, nothing was made
+        }
+        g.config = parsed.config;
+        if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS) {
             return 0;
         }
         return delete_job(job);

@@ -9,14 +9,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace sjail {
@@ -100,35 +101,125 @@ void protect_and_name() noexcept {
     rename_command_line("sjail-job-init");
 }
 
-// Standard streams on /dev/null, every other inherited fd closed: the init
-// must hold nothing of the daemon it was forked from.
-void let_go_of_the_parent() noexcept {
+// Standard streams on /dev/null, every other inherited fd closed but the
+// lifeline's: the init must hold nothing of the daemon it was forked from.
+void let_go_of_the_parent(int job_proc, const JobLifeline &lifeline) noexcept {
     const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     for (int fd = 0; fd <= 2 && null >= 0; ++fd) {
         (void)::dup2(null, fd);
     }
-    (void)::syscall(SYS_close_range, 3U, ~0U, 0U);
+    close_inherited_fds({job_proc, lifeline.node_proc, lifeline.node_mnt});
 }
 
-[[noreturn]] void reap_forever() noexcept {
+// Reads up to sizeof(buf) - 1 bytes of DIR/NAME; "" when it cannot.
+std::string_view read_at(int dir, const char *name, char *buf, std::size_t size) noexcept {
+    const int fd = ::openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        return {};
+    }
+    const ssize_t n = ::read(fd, buf, size - 1);
+    ::close(fd);
+    return n > 0 ? std::string_view(buf, static_cast<std::size_t>(n)) : std::string_view();
+}
+
+// Calls `each` with every pid entry of a /proc directory fd.
+template <typename Each> void for_each_pid(int proc, Each each) noexcept {
+    DIR *dir = ::fdopendir(::openat(proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir == nullptr) {
+        return;
+    }
+    while (const dirent *e = ::readdir(dir)) {
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && !each(e->d_name)) {
+            break;
+        }
+    }
+    ::closedir(dir);
+}
+
+// A process besides the init in the job's PID namespace (its own /proc).
+bool others_in_namespace(int job_proc) noexcept {
+    bool found = false;
+    for_each_pid(job_proc, [&](const char *pid) {
+        found = std::strcmp(pid, "1") != 0;
+        return !found;
+    });
+    return found;
+}
+
+// A slurmstepd of `job` on the node (root's: a user's process may call
+// itself anything), and whether one is the job's extern step.
+void look_for_stepd(int node_proc, std::uint32_t job, bool &seen, bool &extern_seen) noexcept {
+    for_each_pid(node_proc, [&](const char *pid) {
+        char path[64];
+        char buf[512];
+        (void)std::snprintf(path, sizeof(path), "%s/cmdline", pid);
+        const auto step = stepd_of_cmdline(read_at(node_proc, path, buf, sizeof(buf)));
+        if (!step || step->job != job) {
+            return true;
+        }
+        (void)std::snprintf(path, sizeof(path), "%s/status", pid);
+        char status[4096];
+        if (real_uid_of_status(read_at(node_proc, path, status, sizeof(status))) == 0U) {
+            seen = true;
+            extern_seen = extern_seen || step->extern_step;
+        }
+        return true;
+    });
+}
+
+// Reaps orphans; every JobWatch::kCheckEvery looks whether the job is still
+// on the node, and once it is gone ends it and exits.
+[[noreturn]] void live_until_the_job_is_gone(int job_proc, const JobLifeline &lifeline) noexcept {
     sigset_t all;
     sigfillset(&all);
     (void)::sigprocmask(SIG_BLOCK, &all, nullptr);
     sigset_t child;
     sigemptyset(&child);
     sigaddset(&child, SIGCHLD);
+    const timespec every{JobWatch::kCheckEvery.count(), 0};
+    JobWatch watch(JobWatch::Clock::now());
+    auto last_look = JobWatch::Clock::now();
     while (true) {
-        (void)::sigwaitinfo(&child, nullptr);
+        (void)::sigtimedwait(&child, nullptr, &every);
         while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+        const auto now = JobWatch::Clock::now();
+        if (now - last_look < JobWatch::kCheckEvery || lifeline.node_proc < 0) {
+            continue;
+        }
+        last_look = now;
+        const bool others = others_in_namespace(job_proc);
+        bool stepd = false;
+        bool extern_step = false;
+        if (watch.wants_node_scan(now, others)) {
+            look_for_stepd(lifeline.node_proc, lifeline.job, stepd, extern_step);
+        }
+        watch.saw(now, others || stepd, extern_step);
+        if (watch.gone(now)) {
+            try {
+                if (lifeline.end_job) {
+                    lifeline.end_job();
+                }
+            } catch (...) {
+            }
+            ::_exit(0);
         }
     }
 }
 
 } // namespace
 
-void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept {
+void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd,
+                  const JobLifeline &lifeline) noexcept {
+    int job_proc = -1;
     try {
-        const Status s = make_tasks_view(proc);
+        Status s = make_tasks_view(proc);
+        if (s.ok()) {
+            job_proc = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (job_proc < 0) {
+                s = Status::from_errno("opening the job's /proc");
+            }
+        }
         if (s.ok()) {
             protect_and_name();
         }
@@ -141,7 +232,7 @@ void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept {
     }
     // Nothing of the creator's but the lifeline: its caller waits for EOF on
     // the report pipe, which this process must not hold.
-    close_inherited_fds({keep_fd});
+    close_inherited_fds({keep_fd, job_proc, lifeline.node_proc, lifeline.node_mnt});
     char byte = 0;
     ssize_t n = 0;
     while ((n = ::read(keep_fd, &byte, 1)) < 0 && errno == EINTR) {
@@ -149,8 +240,8 @@ void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept {
     if (n != 1 || byte != 'k') {
         ::_exit(0);
     }
-    let_go_of_the_parent();
-    reap_forever();
+    let_go_of_the_parent(job_proc, lifeline);
+    live_until_the_job_is_gone(job_proc, lifeline);
 }
 
 } // namespace sjail

@@ -5,22 +5,41 @@
 // creates the job's namespaces, as the first process of the new PID
 // namespace. It makes the tasks' view (a copy of slurmstepd's view with a
 // /proc of the job's own PID namespace, so a task sees only its job's
-// processes), reports, then does nothing but reap the processes orphaned to
-// it. It lives until the job ends on the node: killing it (SIGKILL, from
-// outside) ends every process of the job, and the namespace with them.
-// Users cannot signal it (it is root's) and see it as PID 1.
+// processes), reports, then reaps the processes orphaned to it. It lives
+// until the job ends on the node: killing it (SIGKILL, from outside) ends
+// every process of the job, and the namespace with them. Users cannot
+// signal it (it is root's) and see it as PID 1.
+//
+// It also holds a lifeline: when the job is gone from the node but nobody
+// deleted it (a job epilog that ran without chroot.so because plugstack.conf
+// changed meanwhile, slurmd stopped for good), the init notices (JobWatch in
+// job_layout.hpp: no process of the job in its PID namespace and no
+// slurmstepd of the job on the node for a grace period), deletes the job's
+// namespaces and directory itself, and exits.
 #pragma once
 
 #include "proc_options.hpp"
 
+#include <cstdint>
+#include <functional>
+
 namespace sjail {
+
+struct JobLifeline {
+    std::uint32_t job = 0;
+    int node_proc = -1; // the node's /proc (all its processes), O_DIRECTORY
+    int node_mnt = -1;  // the node's own mount namespace, for end_job
+    // Deletes what the job has on the node; called once, when it is gone.
+    std::function<void()> end_job;
+};
 
 // Never returns. `ready_fd` receives "ok\n" once the tasks' view is made, or
 // "error MESSAGE\n" (then the process exits). Then it reads `keep_fd`: "k"
 // means the job's namespaces were kept and it lives on; EOF (its creator
 // was killed at the deadline, or the namespaces were dropped) ends it, so
-// no init outlives a failed attempt.
-[[noreturn]] void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept;
+// no init outlives a failed attempt. The lifeline's fds are kept open.
+[[noreturn]] void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd,
+                               const JobLifeline &lifeline) noexcept;
 
 // Never returns. Forked into a running job's PID namespace, from a new view
 // of slurmstepd's (the job's views are made anew from a rebuilt node

@@ -100,4 +100,52 @@ std::optional<ArgArea> arg_area_of_stat(std::string_view stat) {
     return ArgArea{*start, *end};
 }
 
+std::optional<StepdOf> stepd_of_cmdline(std::string_view cmdline) {
+    constexpr std::string_view prefix = "slurmstepd: [";
+    if (cmdline.substr(0, prefix.size()) != prefix) {
+        return std::nullopt;
+    }
+    const auto rest = cmdline.substr(prefix.size());
+    const auto dot = rest.find('.');
+    const auto close = rest.find(']');
+    if (dot == std::string_view::npos || close == std::string_view::npos || close < dot) {
+        return std::nullopt;
+    }
+    const auto job = number<std::uint32_t>(rest.substr(0, dot));
+    if (!job || rest.substr(0, 1) == "0") {
+        return std::nullopt;
+    }
+    return StepdOf{*job, rest.substr(dot + 1, close - dot - 1) == "extern"};
+}
+
+std::optional<std::uint32_t> real_uid_of_status(std::string_view status) {
+    constexpr std::string_view key = "\nUid:";
+    const auto at = status.find(key);
+    if (at == std::string_view::npos) {
+        return std::nullopt;
+    }
+    auto rest = status.substr(at + key.size());
+    const auto start = rest.find_first_not_of(" \t");
+    if (start == std::string_view::npos) {
+        return std::nullopt;
+    }
+    rest = rest.substr(start);
+    return number<std::uint32_t>(rest.substr(0, rest.find_first_of(" \t\n")));
+}
+
+bool JobWatch::wants_node_scan(Clock::time_point now, bool others_in_namespace) const {
+    return !others_in_namespace || (!contained_ && now - start_ < kLookForExtern);
+}
+
+void JobWatch::saw(Clock::time_point now, bool job_seen, bool extern_seen) {
+    contained_ = contained_ || extern_seen;
+    if (job_seen || extern_seen) {
+        last_seen_ = now;
+    }
+}
+
+bool JobWatch::gone(Clock::time_point now) const {
+    return now - last_seen_ >= (contained_ ? kContainedGrace : kUncontainedGrace);
+}
+
 } // namespace sjail

@@ -14,6 +14,7 @@
 //                          stamp makes the job's views anew)
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -64,5 +65,53 @@ struct ArgArea {
     bool operator==(const ArgArea &) const = default;
 };
 std::optional<ArgArea> arg_area_of_stat(std::string_view stat);
+
+// The step a slurmstepd runs, from its /proc/PID/cmdline ("slurmstepd:
+// [JOB.STEP]", NUL-terminated): the job, and whether it is the extern step.
+// Nothing for any other command line.
+struct StepdOf {
+    std::uint32_t job = 0;
+    bool extern_step = false;
+    bool operator==(const StepdOf &) const = default;
+};
+std::optional<StepdOf> stepd_of_cmdline(std::string_view cmdline);
+
+// The real uid on the "Uid:" line of a /proc/PID/status text.
+std::optional<std::uint32_t> real_uid_of_status(std::string_view status);
+
+// How the job's init tells that its job is gone from the node (job_init.hpp).
+// The init looks every kCheckEvery: the job is on the node while its PID
+// namespace holds a process besides the init, or a slurmstepd of the job
+// runs. The job is gone once neither was seen for a grace period:
+//   kContainedGrace    when an extern step of the job was seen
+//                      (PrologFlags=Contain): it lives as long as the
+//                      job, so nothing left means the job ended;
+//   kUncontainedGrace  otherwise: without an extern step an allocation may
+//                      have nothing on the node between two steps (salloc),
+//                      and its /tmp must outlast such a pause.
+// The extern step is looked for during the first kLookForExtern.
+class JobWatch {
+  public:
+    using Clock = std::chrono::steady_clock;
+    static constexpr std::chrono::seconds kCheckEvery{2};
+    static constexpr std::chrono::seconds kContainedGrace{10};
+    static constexpr std::chrono::seconds kUncontainedGrace{3600};
+    static constexpr std::chrono::seconds kLookForExtern{30};
+
+    explicit JobWatch(Clock::time_point start) : start_(start), last_seen_(start) {}
+
+    // Whether this look needs the node's processes (slurmstepds): when the
+    // namespace is empty, or while the extern step is still looked for.
+    [[nodiscard]] bool wants_node_scan(Clock::time_point now, bool others_in_namespace) const;
+    // One look: anything of the job seen, and whether an extern step was.
+    void saw(Clock::time_point now, bool job_seen, bool extern_seen);
+    [[nodiscard]] bool gone(Clock::time_point now) const;
+    [[nodiscard]] bool contained() const { return contained_; }
+
+  private:
+    Clock::time_point start_;
+    Clock::time_point last_seen_;
+    bool contained_ = false;
+};
 
 } // namespace sjail

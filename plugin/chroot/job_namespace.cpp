@@ -4,6 +4,7 @@
 #include "child_process.hpp"
 #include "job_init.hpp"
 #include "job_layout.hpp"
+#include "node_run.hpp"
 #include "node_state.hpp"
 #include "ns_bind.hpp"
 #include "proc_setup.hpp"
@@ -11,6 +12,7 @@
 #include "small_file.hpp"
 #include "tree_remove.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <dirent.h>
 #include <fcntl.h>
@@ -88,6 +90,7 @@ bool open_existing(const JobPaths &paths, JobNamespace &out, std::string *made_f
 
 struct Inputs {
     const Config &config;
+    std::uint32_t job = 0;
     int node_ns = -1;
     int tmp_dir = -1; // job_tmp=DIR: the job's directory (O_PATH)
     ProcOptions proc;
@@ -95,6 +98,8 @@ struct Inputs {
     int old_stepd = -1; // its current stepd view, which holds its /tmp and /dev/shm
     int job_pid = -1;   // its PID namespace, kept
 };
+
+void end_job_from_its_init(const Config &config, std::uint32_t job, int node_mnt, int node_proc);
 
 // An fd of a mount point in the current view, through no symlink.
 Status open_target(const char *path, Fd &out) {
@@ -117,11 +122,13 @@ Status attach(int mnt, const char *target) {
     return {};
 }
 
-Status mount_tmpfs(const std::string &size, const char *target) {
+Status mount_tmpfs(const std::string &size, const char *target, const char *inodes = nullptr) {
     Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
     if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "1777", 0) != 0 ||
         (!size.empty() &&
          ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", size.c_str(), 0) != 0) ||
+        (inodes != nullptr &&
+         ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) != 0) ||
         ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
         return Status::from_errno(std::string("creating the job's ") + target + " (tmpfs)");
     }
@@ -179,8 +186,8 @@ Status clone_mount(const char *path, Fd &out) {
 }
 
 // In the creator child, for a running job whose node namespace was rebuilt:
-// a new stepd view from the new node namespace with the job's own /tmp and
-// /dev/shm taken over from its current view, then, in the job's PID
+// a new stepd view from the new node namespace with the job's own /tmp,
+// /dev/shm and /run/lock taken over from its current view, then, in the job's PID
 // namespace (whose init lives on), a new tasks' view. Reports the pid of the
 // process holding that view.
 Status refresh_in_child(const Inputs &in, pid_t &maker, Fd &keep_maker) {
@@ -197,6 +204,12 @@ Status refresh_in_child(const Inputs &in, pid_t &maker, Fd &keep_maker) {
     if (auto s = clone_mount("/dev/shm", shm_tree); !s.ok()) {
         return s;
     }
+    Fd run_lock_tree;
+    if (in.config.run == RunMode::Node) {
+        if (auto s = clone_mount("/run/lock", run_lock_tree); !s.ok()) {
+            return s;
+        }
+    }
     if (::setns(in.node_ns, CLONE_NEWNS) != 0) {
         return Status::from_errno("entering the node's jail namespace");
     }
@@ -211,6 +224,11 @@ Status refresh_in_child(const Inputs &in, pid_t &maker, Fd &keep_maker) {
     }
     if (auto s = attach(shm_tree.get(), "/dev/shm"); !s.ok()) {
         return s;
+    }
+    if (run_lock_tree.valid()) {
+        if (auto s = attach(run_lock_tree.get(), "/run/lock"); !s.ok()) {
+            return s;
+        }
     }
     if (::setns(in.job_pid, CLONE_NEWPID) != 0) {
         return Status::from_errno("entering the job's PID namespace");
@@ -247,6 +265,13 @@ Status refresh_in_child(const Inputs &in, pid_t &maker, Fd &keep_maker) {
 // init (which makes the tasks' view). Reports the init's pid; `keep_init`
 // is the init's lifeline (see run_job_init).
 Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
+    // The init's lifeline (job_init.hpp), from this process's own view: the
+    // node's processes, and the view where the job's state lives.
+    const Fd node_proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const Fd node_mnt(::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
+    if (!node_proc.valid() || !node_mnt.valid()) {
+        return Status::from_errno("opening the node's /proc for the job's init");
+    }
     // Cloned here, on this process's CPU, just before the namespace it goes
     // into is made: the kernel refuses to attach a detached tree that looks
     // newer than the namespace (ids come from per-CPU batches, ns_bind.hpp).
@@ -269,6 +294,13 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
     if (auto s = mount_tmpfs(in.config.job_shm_size, "/dev/shm"); !s.ok()) {
         return s;
     }
+    // run=node: the node's /run is shared by its jobs; its one place users
+    // may write, /run/lock, is the job's own (node_run.hpp).
+    if (in.config.run == RunMode::Node) {
+        if (auto s = mount_tmpfs(kJobRunLockSize, "/run/lock", kJobRunLockInodes); !s.ok()) {
+            return s;
+        }
+    }
     if (::unshare(CLONE_NEWPID) != 0) {
         return Status::from_errno("making the job's PID namespace");
     }
@@ -284,7 +316,11 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
     if (init == 0) {
         ready.read.reset();
         keep.write.reset();
-        run_job_init(in.proc, ready.write.get(), keep.read.get());
+        JobLifeline lifeline{in.job, node_proc.get(), node_mnt.get(), {}};
+        lifeline.end_job = [&in, &lifeline] {
+            end_job_from_its_init(in.config, in.job, lifeline.node_mnt, lifeline.node_proc);
+        };
+        run_job_init(in.proc, ready.write.get(), keep.read.get(), lifeline);
     }
     if (init < 0) {
         return Status::from_errno("fork the job's init");
@@ -450,7 +486,7 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
             return s;
         }
     }
-    Inputs in{config, node.fd.get(), -1, {}};
+    Inputs in{config, job, node.fd.get(), -1, {}};
     if (auto s = load_proc_options(config, in.proc); !s.ok()) {
         return s;
     }
@@ -568,6 +604,123 @@ bool job_is_alive(const JobPaths &paths, std::uint32_t job, const NodeProcesses 
     return seen.pid_namespaces.count(st.st_ino) > 1; // more than the init
 }
 
+// ---- deleting it ----
+
+// Takes the job's lock, when the job has state here. `held` is false when it
+// has none, or when it was deleted while this process waited for the lock
+// (the lock file held is no longer the job's): nothing to delete then.
+Status lock_existing_job(const JobPaths &paths, Fd &lock, bool &held) {
+    held = false;
+    struct stat st {};
+    if (::lstat(paths.dir.c_str(), &st) != 0) {
+        return {};
+    }
+    if (auto s = lock_state(paths.dir, lock, LOCK_EX); !s.ok()) {
+        return ::lstat(paths.dir.c_str(), &st) != 0 ? Status() : s;
+    }
+    struct stat locked {};
+    struct stat named {};
+    held = ::fstat(lock.get(), &locked) == 0 && ::lstat(paths.lock.c_str(), &named) == 0 &&
+           locked.st_dev == named.st_dev && locked.st_ino == named.st_ino;
+    return {};
+}
+
+// job_tmp=DIR: the job's directory, removed without following anything a
+// user made in it.
+Status remove_job_tmp(const Config &config, std::uint32_t job) {
+    if (config.job_tmp != JobTmp::Directory) {
+        return {};
+    }
+    Fd base;
+    if (auto s = open_root_owned_dir(config.job_tmp_dir, base); !s.ok()) {
+        return Status::failure("job_tmp= directory: " + s.message());
+    }
+    return remove_tree(base.get(), job_tmp_name(job));
+}
+
+// With the job's lock held and its init gone: its namespace files, its
+// job_tmp= directory and its state directory go.
+Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths) {
+    drop_namespaces(paths);
+    for (const auto *path :
+         {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns, &paths.init, &paths.ready}) {
+        (void)::unlink(path->c_str());
+    }
+    Status removed = remove_job_tmp(config, job);
+    (void)::unlink(paths.lock.c_str());
+    (void)::rmdir(paths.dir.c_str());
+    return removed;
+}
+
+// job_tmp=DIR: the jobs whose directory is there without any state of the
+// job on the node (left when a removal failed, or by a node crash). A job
+// being made has its state directory before its job_tmp= directory.
+std::vector<std::uint32_t> orphaned_job_tmp_dirs(const Config &config) {
+    std::vector<std::uint32_t> jobs;
+    Fd base;
+    if (config.job_tmp != JobTmp::Directory ||
+        !open_root_owned_dir(config.job_tmp_dir, base).ok()) {
+        return jobs;
+    }
+    DIR *dir = ::fdopendir(::openat(base.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir == nullptr) {
+        return jobs;
+    }
+    while (const dirent *e = ::readdir(dir)) {
+        const std::string_view name = e->d_name;
+        constexpr std::string_view prefix = "job-"; // job_tmp_name
+        if (name.substr(0, prefix.size()) != prefix) {
+            continue;
+        }
+        const auto job = job_of_entry(name.substr(prefix.size()));
+        struct stat st {};
+        if (job && job_tmp_name(*job) == name &&
+            ::lstat(job_paths(config.state_dir, *job).dir.c_str(), &st) != 0 && errno == ENOENT) {
+            jobs.push_back(*job);
+        }
+    }
+    ::closedir(dir);
+    return jobs;
+}
+
+// This process, seen in the node's /proc (its pid there, not 1).
+std::optional<InitId> self_in(int node_proc) {
+    char pid[32] = {};
+    const ssize_t n = ::readlinkat(node_proc, "self", pid, sizeof(pid) - 1);
+    if (n <= 0) {
+        return std::nullopt;
+    }
+    const std::string name(pid, static_cast<std::size_t>(n));
+    const Fd stat(::openat(node_proc, (name + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
+    std::string text;
+    if (!stat.valid() || !read_whole_file(stat.get(), "stat", text, 4096).ok()) {
+        return std::nullopt;
+    }
+    const auto start = start_time_of_stat(text);
+    return start ? parse_init_id(name + " " + std::to_string(*start)) : std::nullopt;
+}
+
+// In the job's init, once its job is gone from the node (job_init.hpp): back
+// in the node's own view, it deletes the job as delete_job_namespace does,
+// if it is still the job's recorded init. Its PID namespace holds nothing
+// else, so there is nobody to kill.
+void end_job_from_its_init(const Config &config, std::uint32_t job, int node_mnt, int node_proc) {
+    if (::setns(node_mnt, CLONE_NEWNS) != 0) {
+        return;
+    }
+    const JobPaths paths = job_paths(config.state_dir, job);
+    Fd lock;
+    bool held = false;
+    if (!lock_existing_job(paths, lock, held).ok() || !held) {
+        return;
+    }
+    const auto self = self_in(node_proc);
+    if (!self || read_init(paths) != self) {
+        return; // the job was made anew meanwhile: that init is not this one
+    }
+    (void)remove_job(config, job, paths);
+}
+
 } // namespace
 
 bool open_existing_job_namespace(const Config &config, std::uint32_t job, JobNamespace &out) {
@@ -638,51 +791,38 @@ Status open_job_namespace(const Config &config, const NodeNamespace &node, std::
 
 Status delete_job_namespace(const Config &config, std::uint32_t job) {
     const JobPaths paths = job_paths(config.state_dir, job);
-    struct stat st {};
-    if (::lstat(paths.dir.c_str(), &st) != 0) {
-        return {};
-    }
     Fd lock;
-    if (auto s = lock_state(paths.dir, lock, LOCK_EX); !s.ok()) {
-        return s;
+    bool held = false;
+    if (auto s = lock_existing_job(paths, lock, held); !s.ok() || !held) {
+        return s; // or nothing on the node, or deleted meanwhile (by its init)
     }
     if (const auto init = read_init(paths)) {
         kill_init(*init);
     }
-    drop_namespaces(paths);
-    for (const auto *path :
-         {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns, &paths.init, &paths.ready}) {
-        (void)::unlink(path->c_str());
-    }
-    Status removed;
-    if (config.job_tmp == JobTmp::Directory) {
-        Fd base;
-        if (open_root_owned_dir(config.job_tmp_dir, base).ok()) {
-            removed = remove_tree(base.get(), job_tmp_name(job));
-        }
-    }
-    (void)::unlink(paths.lock.c_str());
-    (void)::rmdir(paths.dir.c_str());
-    return removed;
+    return remove_job(config, job, paths);
 }
 
 std::vector<std::uint32_t> delete_stale_jobs(const Config &config) {
     std::vector<std::uint32_t> deleted;
-    DIR *dir = ::opendir(jobs_dir(config.state_dir).c_str());
-    if (dir == nullptr) {
-        return deleted;
-    }
     std::vector<std::uint32_t> jobs;
-    while (const dirent *e = ::readdir(dir)) {
-        if (const auto job = job_of_entry(e->d_name)) {
-            jobs.push_back(*job);
+    if (DIR *dir = ::opendir(jobs_dir(config.state_dir).c_str())) {
+        while (const dirent *e = ::readdir(dir)) {
+            if (const auto job = job_of_entry(e->d_name)) {
+                jobs.push_back(*job);
+            }
         }
+        ::closedir(dir);
     }
-    ::closedir(dir);
     const NodeProcesses seen = scan_processes();
     for (const auto job : jobs) {
         if (!job_is_alive(job_paths(config.state_dir, job), job, seen) &&
             delete_job_namespace(config, job).ok()) {
+            deleted.push_back(job);
+        }
+    }
+    for (const auto job : orphaned_job_tmp_dirs(config)) {
+        if (remove_job_tmp(config, job).ok() &&
+            std::find(deleted.begin(), deleted.end(), job) == deleted.end()) {
             deleted.push_back(job);
         }
     }

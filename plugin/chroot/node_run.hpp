@@ -24,4 +24,11 @@ Status mount_node_run(int view_root);
 // exists already is left as it is, for open_mount_target to judge.
 Status make_node_run_mount_point(int view_root, const std::string &target, TargetType type);
 
+// Each job's own /run/lock (run=node): the only place in the node's /run
+// users may write is a small tmpfs of the job's, mounted over the node's
+// /run/lock in the job's views and gone with the job, so no job can fill it
+// for another (job_namespace.cpp).
+inline constexpr const char *kJobRunLockSize = "1m";
+inline constexpr const char *kJobRunLockInodes = "1024";
+
 } // namespace sjail

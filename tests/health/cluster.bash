@@ -14,7 +14,9 @@
 #   SJH_PRIVATE_NS   1: run the daemons in a mount namespace of their own, so
 #                    that mounts made for jobs (chroot.so's) never show on the host
 #   SJH_JAIL_NS_FILE with SJH_PRIVATE_NS: chroot.so's namespace file (state=DIR/ns);
-#                    job steps left in that namespace are killed at the end too
+#                    job steps left in that namespace, and every job's init
+#                    and slurmstepd (in the job's namespaces, state=DIR/jobs/),
+#                    are killed at the end too
 
 # cluster_start [DIR]: DIR (default: a new temp dir) holds everything.
 cluster_start() {
@@ -127,13 +129,19 @@ _kill_pidfile() {
 _kill_namespace() {
     [ -f "$SJH_CLUSTER/namespaces" ] || return 0
     if [ -n "${SJH_JAIL_NS_FILE:-}" ]; then
-        _in_cluster_ns stat -L -c %i "$SJH_JAIL_NS_FILE" >>"$SJH_CLUSTER/namespaces" 2>/dev/null || true
+        local jobs
+        jobs=$(dirname "$SJH_JAIL_NS_FILE")/jobs
+        # The jobs' views (slurmstepd's thread joins one, the tasks the
+        # other), and their PID namespaces: the inits.
+        # shellcheck disable=SC2016 # expanded by the inner sh
+        _in_cluster_ns sh -c 'stat -L -c %i "$1" "$2"/*/stepd "$2"/*/tasks "$2"/*/pid' sh \
+            "$SJH_JAIL_NS_FILE" "$jobs" >>"$SJH_CLUSTER/namespaces" 2>/dev/null || true
     fi
     local pid ns
     for pid in /proc/[0-9]*; do
         pid=${pid#/proc/}
-        ns=$(stat -L -c %i "/proc/$pid/ns/mnt" 2>/dev/null) || continue
-        if grep -qx "$ns" "$SJH_CLUSTER/namespaces"; then
+        ns=$(stat -L -c %i "/proc/$pid/ns/mnt" "/proc/$pid/ns/pid" 2>/dev/null) || continue
+        if grep -qxFf "$SJH_CLUSTER/namespaces" <<<"$ns"; then
             kill -9 "$pid" 2>/dev/null || true
         fi
     done

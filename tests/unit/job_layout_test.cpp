@@ -38,3 +38,58 @@ TEST(JobLayout, ArgumentAreaIsFields48And49) {
     reversed.replace(at, 17, " 140737488347999 ");
     EXPECT_EQ(sjail::arg_area_of_stat(reversed), std::nullopt);
 }
+
+TEST(JobLayout, StepdOfCmdline) {
+    using sjail::StepdOf;
+    EXPECT_EQ(sjail::stepd_of_cmdline(std::string_view("slurmstepd: [42.0]\0", 19)),
+              (StepdOf{42, false}));
+    EXPECT_EQ(sjail::stepd_of_cmdline("slurmstepd: [42.extern]"), (StepdOf{42, true}));
+    EXPECT_EQ(sjail::stepd_of_cmdline("slurmstepd: [42.batch]"), (StepdOf{42, false}));
+    EXPECT_EQ(sjail::stepd_of_cmdline("slurmstepd: [42.3.1]"), (StepdOf{42, false}));
+    // Not a step's slurmstepd: no job, a bad job, anything else.
+    EXPECT_EQ(sjail::stepd_of_cmdline("slurmstepd: spank epilog"), std::nullopt);
+    EXPECT_EQ(sjail::stepd_of_cmdline("slurmstepd: [042.0]"), std::nullopt);
+    EXPECT_EQ(sjail::stepd_of_cmdline("slurmstepd: [x.0]"), std::nullopt);
+    EXPECT_EQ(sjail::stepd_of_cmdline("slurmstepd: [42]"), std::nullopt);
+    EXPECT_EQ(sjail::stepd_of_cmdline("sleep 100"), std::nullopt);
+    EXPECT_EQ(sjail::stepd_of_cmdline(""), std::nullopt);
+}
+
+TEST(JobLayout, RealUidOfStatus) {
+    EXPECT_EQ(sjail::real_uid_of_status("Name:\tx\nUmask:\t0022\nUid:\t0\t5001\t5001\t5001\n"), 0U);
+    EXPECT_EQ(sjail::real_uid_of_status("Name:\tx\nUid:\t5001\t0\t0\t0\n"), 5001U);
+    EXPECT_EQ(sjail::real_uid_of_status("Name:\tx\nGid:\t0\n"), std::nullopt);
+    EXPECT_EQ(sjail::real_uid_of_status("Name:\tUid:\t0\n"), std::nullopt);
+}
+
+TEST(JobLayout, JobWatchWithAnExternStepEndsSoonAfterNothingIsLeft) {
+    using W = sjail::JobWatch;
+    const auto t0 = W::Clock::time_point{} + std::chrono::hours(1);
+    W watch(t0);
+    // Early on the node is scanned for the extern step even while busy.
+    EXPECT_TRUE(watch.wants_node_scan(t0 + std::chrono::seconds(2), true));
+    watch.saw(t0 + std::chrono::seconds(2), true, true);
+    EXPECT_TRUE(watch.contained());
+    EXPECT_FALSE(watch.wants_node_scan(t0 + std::chrono::seconds(4), true));
+    EXPECT_TRUE(watch.wants_node_scan(t0 + std::chrono::seconds(4), false));
+    // Steps come and go for hours.
+    watch.saw(t0 + std::chrono::hours(5), true, false);
+    EXPECT_FALSE(watch.gone(t0 + std::chrono::hours(5) + W::kContainedGrace / 2));
+    EXPECT_TRUE(watch.gone(t0 + std::chrono::hours(5) + W::kContainedGrace));
+}
+
+TEST(JobLayout, JobWatchWithoutAnExternStepWaitsOutPausesBetweenSteps) {
+    using W = sjail::JobWatch;
+    const auto t0 = W::Clock::time_point{} + std::chrono::hours(1);
+    W watch(t0);
+    watch.saw(t0 + std::chrono::seconds(2), true, false);
+    EXPECT_FALSE(watch.wants_node_scan(t0 + W::kLookForExtern, true));
+    EXPECT_FALSE(watch.contained());
+    // An salloc with nothing on the node for a while keeps its namespaces.
+    EXPECT_FALSE(watch.gone(t0 + std::chrono::minutes(30)));
+    watch.saw(t0 + std::chrono::minutes(30), true, false);
+    EXPECT_FALSE(watch.gone(t0 + std::chrono::minutes(30) + W::kUncontainedGrace / 2));
+    EXPECT_TRUE(watch.gone(t0 + std::chrono::minutes(30) + W::kUncontainedGrace));
+    // A job never seen at all goes too.
+    EXPECT_TRUE(W(t0).gone(t0 + W::kUncontainedGrace));
+}

@@ -8,6 +8,7 @@
 #include "sandbox.hpp"
 #include "step_entry.hpp"
 
+#include <csignal>
 #include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
@@ -371,6 +372,110 @@ TEST(JobNamespace, JobTmpOnADirectoryIsRemovedSafely) {
                   return std::string();
               }),
               "");
+}
+
+TEST(JobNamespace, EachJobHasItsOwnSmallRunLock) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  CHILD_EXPECT(as_task(config, 21, [] {
+                                   struct statfs fs {};
+                                   CHILD_EXPECT(::statfs("/run/lock", &fs) == 0 &&
+                                                fs.f_type == TMPFS_MAGIC && fs.f_files == 1024);
+                                   struct stat st {};
+                                   CHILD_EXPECT(::stat("/run/lock", &st) == 0 &&
+                                                (st.st_mode & 07777) == 01777 && st.st_uid == 0);
+                                   return kit::write_file("/run/lock/mine", "job21");
+                               }).empty());
+                  CHILD_EXPECT(as_task(config, 21, [] {
+                                   CHILD_EXPECT(kit::read_file("/run/lock/mine") == "job21");
+                                   return std::string();
+                               }).empty());
+                  CHILD_EXPECT(as_task(config, 22, [] {
+                                   CHILD_EXPECT(::access("/run/lock/mine", F_OK) != 0);
+                                   return std::string();
+                               }).empty());
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(JobNamespace, AJobTmpDirectoryLeftWithoutItsJobGoesAtTheNextStart) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  config.job_tmp = sjail::JobTmp::Directory;
+                  config.job_tmp_dir = "/mnt/node/jobtmp";
+                  // As a crash leaves it: the user's files, no state of job 77.
+                  const std::string left = "/mnt/node/jobtmp/job-77";
+                  CHILD_EXPECT(kit::mkdir_p(left + "/a/b", 0755).empty());
+                  CHILD_EXPECT(kit::write_file(left + "/a/b/f", "x").empty());
+                  CHILD_EXPECT(::symlink("/mnt", (left + "/a/link").c_str()) == 0);
+                  CHILD_EXPECT(kit::mkdir_p(left + "/closed", 0755).empty());
+                  CHILD_EXPECT(kit::write_file(left + "/closed/f", "y").empty());
+                  CHILD_EXPECT(::chown((left + "/a/b/f").c_str(), kNobody, kNobody) == 0);
+                  CHILD_EXPECT(::chown((left + "/closed").c_str(), kNobody, kNobody) == 0);
+                  CHILD_EXPECT(::chmod((left + "/closed").c_str(), 0) == 0);
+                  // Not a job's directory: left alone.
+                  CHILD_EXPECT(kit::mkdir_p("/mnt/node/jobtmp/other", 0755).empty());
+                  const auto deleted = sjail::delete_stale_jobs(config);
+                  CHILD_EXPECT(deleted == std::vector<std::uint32_t>{77});
+                  CHILD_EXPECT(!std::filesystem::exists(left));
+                  CHILD_EXPECT(std::filesystem::exists("/mnt/node/jobtmp/other"));
+                  CHILD_EXPECT(kit::read_file("/mnt/host-only") == "host");
+                  return std::string();
+              }),
+              "");
+}
+
+namespace {
+
+// A stand-in for a slurmstepd of `job`'s extern step, as ps shows one.
+pid_t fake_extern_stepd(std::uint32_t job) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const std::string name = "slurmstepd: [" + std::to_string(job) + ".extern]";
+        ::execl("/bin/sleep", name.c_str(), "600", nullptr);
+        ::_exit(127);
+    }
+    return pid;
+}
+
+} // namespace
+
+TEST(JobNamespace, AnInitWhoseJobIsGoneFromTheNodeDeletesItAndEnds) {
+    EXPECT_EQ(
+        on_node([](Config &config) {
+            // A job id no real cluster on the machine is near.
+            constexpr std::uint32_t kJob = 987654;
+            const pid_t stepd = fake_extern_stepd(kJob);
+            CHILD_EXPECT(stepd > 0);
+            const auto paths = sjail::job_paths(config.state_dir, kJob);
+            CHILD_EXPECT(as_task(config, kJob, [] { return std::string(); }).empty());
+            const std::string init_line = kit::read_file(paths.init);
+            const pid_t init = std::stoi(init_line);
+            // While its extern step runs, the job stays.
+            std::this_thread::sleep_for(sjail::JobWatch::kContainedGrace + std::chrono::seconds(3));
+            CHILD_EXPECT(::access(paths.ready.c_str(), F_OK) == 0);
+            CHILD_EXPECT(::kill(init, 0) == 0);
+            // The job ends, and nobody deletes it.
+            ::kill(stepd, SIGKILL);
+            ::waitpid(stepd, nullptr, 0);
+            const auto deadline = std::chrono::steady_clock::now() +
+                                  sjail::JobWatch::kContainedGrace + std::chrono::seconds(20);
+            while (::access(paths.dir.c_str(), F_OK) == 0 &&
+                   std::chrono::steady_clock::now() < deadline) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            }
+            CHILD_EXPECT(::access(paths.dir.c_str(), F_OK) != 0);
+            CHILD_EXPECT(kit::mounts_below(sjail::jobs_dir(config.state_dir)).empty());
+            // The init has exited: a zombie (nobody here reaps what
+            // it was reparented to) or gone (or its pid reused).
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+            const std::string stat = kit::read_file("/proc/" + std::to_string(init) + "/stat");
+            const auto now = sjail::start_time_of_stat(stat);
+            const bool zombie = stat.find(") Z ") != std::string::npos;
+            CHILD_EXPECT(zombie || !now ||
+                         init_line.find(" " + std::to_string(*now) + "\n") == std::string::npos);
+            return std::string();
+        }),
+        "");
 }
 
 TEST(JobNamespace, NodeWideTmpWhenAsked) {

@@ -101,3 +101,20 @@ stop_all() {
     fi
     stop_pid "$LC_STATE/munge/munged.pid"
 }
+
+# What the cluster's jobs left on its nodes, once every process is gone:
+# chroot.so's state directory of each node (every job's jobs/ entry, its
+# job_tmp= directory when configured there, the node's namespace files).
+# Their mounts went with the nodes' mount namespaces; a directory that still
+# has one on the host is left alone.
+remove_node_state() {
+    local d
+    for d in "$LC_STATE"/nodes/*/run; do
+        [ -d "$d" ] || continue
+        if findmnt -rn -o TARGET | grep -q "^$d/"; then
+            log "mounts remain under $d; not removing what jobs left there"
+            continue
+        fi
+        find "$d" -mindepth 1 -maxdepth 1 -exec rm -rf --one-file-system {} +
+    done
+}

@@ -78,6 +78,56 @@ remove_user_from_host() {
     return 0
 }
 
+# Every local cluster on this machine shares the host users: each one that is
+# up is registered here (one file per state directory), and 'down' removes the
+# users only when no other registered cluster is still up.
+LC_REGISTRY=${SLURM_JAIL_LOCAL_REGISTRY:-/run/slurm-jail-local-clusters}
+registry_entry() { echo "$LC_REGISTRY/$(printf '%s' "$LC_STATE" | sha256sum | cut -c1-16)"; }
+
+# with_registry_lock CMD...: CMD under the registry's lock (a subshell).
+with_registry_lock() {
+    install -d -m 0755 "$LC_REGISTRY"
+    (
+        flock -w 60 7 || die "another local-cluster has held $LC_REGISTRY/.lock for a minute"
+        "$@"
+    ) 7>"$LC_REGISTRY/.lock"
+}
+
+# The other local clusters that are up, one line each: registered ones whose
+# slurmctld or munged runs (entries of clusters that are down are dropped),
+# and any slurmctld started as ns-init starts it (a cluster of an older
+# local-cluster, which did not register). Called once this cluster's own
+# slurmctld is stopped.
+other_clusters_up() {
+    local f dir
+    for f in "$LC_REGISTRY"/*; do
+        if [ ! -f "$f" ] || [ "$f" = "$(registry_entry)" ]; then continue; fi
+        dir=$(cat "$f")
+        if live_pid "$dir/ctld/slurmctld.pid" >/dev/null || live_pid "$dir/munge/munged.pid" >/dev/null; then
+            echo "the cluster in $dir"
+        else
+            rm -f "$f"
+        fi
+    done
+    pgrep -f '^slurmctld -c -f /etc/slurm/slurm.conf$' | sed 's/^/a cluster with slurmctld pid /' || true
+}
+
+register_and_add_users() {
+    echo "$LC_STATE" >"$(registry_entry)"
+    add_user_to_host
+}
+
+unregister_and_remove_users() {
+    local others
+    rm -f "$(registry_entry)"
+    others=$(other_clusters_up)
+    if [ -n "$others" ]; then
+        log "keeping the host users $LC_USER and $LC_USER2: another local cluster is up ($(head -1 <<<"$others"))"
+        return 0
+    fi
+    remove_user_from_host
+}
+
 build_plugin() {
     local build=${SLURM_JAIL_BUILD_DIR:-$LC_ROOT/build}
     log "building the plugin in $build"
