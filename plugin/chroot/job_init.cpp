@@ -7,15 +7,20 @@
 #include "status.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,15 +95,15 @@ void rename_command_line(const char *name) noexcept {
 // Out of the OOM killer's reach (its death would end the job): slurmd and
 // slurmstepd run at -1000 and the init inherits it; this is for other
 // callers, and needs CAP_SYS_RESOURCE. Named as users will see it in ps.
-void protect_and_name() noexcept {
+void protect_and_name(const char *name) noexcept {
     const int adj = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (adj >= 0) {
         const ssize_t n = ::write(adj, "-1000", 5);
         (void)n;
         ::close(adj);
     }
-    (void)::prctl(PR_SET_NAME, "sjail-job-init", 0, 0, 0);
-    rename_command_line("sjail-job-init");
+    (void)::prctl(PR_SET_NAME, name, 0, 0, 0);
+    rename_command_line(name);
 }
 
 // Standard streams on /dev/null, every other inherited fd closed but the
@@ -207,7 +212,73 @@ void look_for_stepd(int node_proc, std::uint32_t job, bool &seen, bool &extern_s
     }
 }
 
+// Reaps orphans until `life_fd` reports EOF (every holder of its write end
+// is gone), then ends: the kernel then kills every process left in the PID
+// namespace.
+[[noreturn]] void reap_until_eof(int life_fd) noexcept {
+    sigset_t all;
+    sigfillset(&all);
+    (void)::sigprocmask(SIG_BLOCK, &all, nullptr);
+    sigset_t child;
+    sigemptyset(&child);
+    sigaddset(&child, SIGCHLD);
+    const Fd sigs(::signalfd(-1, &child, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!sigs.valid()) {
+        ::_exit(1);
+    }
+    while (true) {
+        std::array<pollfd, 2> p{pollfd{life_fd, POLLIN, 0}, pollfd{sigs.get(), POLLIN, 0}};
+        if (::poll(p.data(), p.size(), -1) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            ::_exit(1);
+        }
+        if (p[1].revents != 0) {
+            signalfd_siginfo info{};
+            while (::read(sigs.get(), &info, sizeof(info)) > 0) {
+            }
+            while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+            }
+        }
+        if (p[0].revents != 0) {
+            char byte = 0;
+            const ssize_t n = ::read(life_fd, &byte, 1);
+            if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+                ::_exit(0);
+            }
+        }
+    }
+}
+
 } // namespace
+
+void run_session_init(const ProcOptions &proc, int ready_fd, int life_fd) noexcept {
+    // Also ends with its parent (the session's privileged process): the
+    // lifeline alone would wait for every process that inherited its end.
+    (void)::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    try {
+        const Status s = make_tasks_view(proc);
+        if (s.ok()) {
+            protect_and_name("sjail-ssh-init");
+        }
+        report(ready_fd, s.ok() ? "ok\n" : "error " + s.message() + "\n");
+        if (!s.ok()) {
+            ::_exit(1);
+        }
+    } catch (...) {
+        ::_exit(1);
+    }
+    close_inherited_fds({life_fd});
+    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd = 0; fd <= 2 && null >= 0; ++fd) {
+        (void)::dup2(null, fd);
+    }
+    if (null > 2) {
+        ::close(null);
+    }
+    reap_until_eof(life_fd);
+}
 
 void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd,
                   const JobLifeline &lifeline) noexcept {
@@ -221,7 +292,7 @@ void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd,
             }
         }
         if (s.ok()) {
-            protect_and_name();
+            protect_and_name("sjail-job-init");
         }
         report(ready_fd, s.ok() ? "ok\n" : "error " + s.message() + "\n");
         if (!s.ok()) {

@@ -518,9 +518,9 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
 // anew from the node's current namespace, keeping its PID namespace and init
 // (so its processes live on and later steps see them) and its /tmp and
 // /dev/shm. Steps already running keep the views they entered.
-Status refresh_job(const Config &config, const NodeNamespace &node, const JobPaths &paths,
-                   const JobNamespace &current) {
-    Inputs in{config, node.fd.get(), -1, {}};
+Status refresh_job(const Config &config, const NodeNamespace &node, std::uint32_t job,
+                   const JobPaths &paths, const JobNamespace &current) {
+    Inputs in{config, job, node.fd.get(), -1, {}};
     in.old_stepd = current.stepd.get();
     in.job_pid = current.pid.get();
     if (auto s = load_proc_options(config, in.proc); !s.ok()) {
@@ -778,7 +778,7 @@ Status open_job_namespace(const Config &config, const NodeNamespace &node, std::
     } else if (made_from != node.stamp) {
         // Made from a node namespace that has been rebuilt since (or meanwhile
         // by another step or slurmd, from the current one).
-        if (auto s = refresh_job(config, node, paths, current); !s.ok()) {
+        if (auto s = refresh_job(config, node, job, paths, current); !s.ok()) {
             return s;
         }
     }

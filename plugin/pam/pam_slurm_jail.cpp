@@ -9,7 +9,9 @@
 //   session  does the same checks again (a PAM stack may lack the account
 //            line) and moves sshd's monitor into the jail (a job's view and
 //            PID namespace when pam_slurm_adopt adopted the session into a
-//            job); sshd forks the session's processes after this.
+//            job; on a compute node with no_job=private, a PID namespace
+//            of the session's own); sshd forks the session's processes
+//            after this.
 // Every refusal is one line to syslog and to the user. No exception leaves
 // a PAM entry point.
 extern "C" {
@@ -83,8 +85,7 @@ int run(pam_handle_t *pamh, Phase phase, int argc, const char **argv) {
                       "pam_slurm_jail.so arguments: " + args.status.message());
     }
     sjail::SessionPlan plan;
-    if (Status s = sjail::plan_session(args.plugstack, user, sjail::check_job_owner, plan);
-        !s.ok()) {
+    if (Status s = sjail::plan_session(args, user, sjail::check_job_owner, plan); !s.ok()) {
         return refuse(pamh, phase, user.name, s.message());
     }
     if (phase == Phase::Account) {
@@ -100,6 +101,8 @@ int run(pam_handle_t *pamh, Phase phase, int argc, const char **argv) {
     }
     const std::string where = plan.decision.action == sjail::SessionAction::Job
                                   ? "job " + std::to_string(plan.decision.job)
+                              : plan.decision.action == sjail::SessionAction::Private
+                                  ? std::string("the node's jail with a PID namespace of its own")
                                   : std::string("the node's jail");
     pam_syslog(pamh, LOG_INFO, "session of %s entered %s (%s)", user.name.c_str(), where.c_str(),
                plan.config.jail.c_str());

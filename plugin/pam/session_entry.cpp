@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "session_entry.hpp"
 
+#include "child_process.hpp"
 #include "jail_view.hpp"
+#include "job_init.hpp"
+#include "job_layout.hpp"
+#include "proc_setup.hpp"
 #include "safe_open.hpp"
 #include "step_entry.hpp"
 
 #include <array>
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace sjail {
@@ -115,8 +121,48 @@ Status find_jail_user(const Config &config, const SessionUser &user, PasswdEntry
     return {};
 }
 
-SessionFacts gather_facts(const Config &config, const SessionUser &user, Status &error) {
+// Whether a slurmd of this host runs: a root process whose executable is
+// slurmd, in this process's UTS namespace (the hostname slurmd serves).
+// Users cannot fake one: /proc/PID/exe names the binary, whatever the
+// process calls itself.
+bool slurmd_runs_here() {
+    struct stat own {};
+    if (::stat("/proc/self/ns/uts", &own) != 0) {
+        return false;
+    }
+    DIR *proc = ::opendir("/proc");
+    if (proc == nullptr) {
+        return false;
+    }
+    bool found = false;
+    std::array<char, 4096> link{};
+    while (const dirent *e = ::readdir(proc)) {
+        if (!job_of_entry(e->d_name)) {
+            continue; // not a pid
+        }
+        const std::string dir = std::string("/proc/") + e->d_name;
+        struct stat st {};
+        struct stat uts {};
+        if (::stat(dir.c_str(), &st) != 0 || st.st_uid != 0 ||
+            ::stat((dir + "/ns/uts").c_str(), &uts) != 0 || uts.st_ino != own.st_ino ||
+            uts.st_dev != own.st_dev) {
+            continue;
+        }
+        const ssize_t n = ::readlink((dir + "/exe").c_str(), link.data(), link.size());
+        if (n > 0 && is_slurmd_exe(std::string_view(link.data(), static_cast<std::size_t>(n)))) {
+            found = true;
+            break;
+        }
+    }
+    ::closedir(proc);
+    return found;
+}
+
+SessionFacts gather_facts(const Config &config, const ModuleArgs &args, const SessionUser &user,
+                          Status &error) {
     SessionFacts facts;
+    facts.node = args.node;
+    facts.no_job = args.no_job;
     facts.uid = static_cast<std::uint32_t>(user.uid);
     std::string cgroup;
     const Fd file(::open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC));
@@ -132,6 +178,7 @@ SessionFacts gather_facts(const Config &config, const SessionUser &user, Status 
         facts.pam_env_job_malformed = !facts.pam_env_job.has_value();
     }
     facts.node_has_jobs = !running_jobs(config).empty();
+    facts.slurmd_here = args.node == NodeRole::Auto && !facts.node_has_jobs && slurmd_runs_here();
     return facts;
 }
 
@@ -153,18 +200,69 @@ Status load_config(const std::string &plugstack, Config &out) {
     return {};
 }
 
+// In the node's jail view: a new PID namespace for this process's children,
+// its init (PID 1, which makes the view with the namespace's own /proc),
+// and this process in that view. The init's lifeline is this process's
+// (and, inherited, its children's) until they end: the write end is kept
+// open on purpose and closed on exec.
+Status start_private_session(const SessionPlan &plan) {
+    if (::unshare(CLONE_NEWPID) != 0) {
+        return Status::from_errno("making the session's PID namespace");
+    }
+    Pipe ready;
+    Pipe life;
+    if (auto s = make_pipe(ready); !s.ok()) {
+        return s;
+    }
+    if (auto s = make_pipe(life); !s.ok()) {
+        return s;
+    }
+    const pid_t init = ::fork();
+    if (init == 0) {
+        ready.read.reset();
+        life.write.reset();
+        run_session_init(plan.proc, ready.write.get(), life.read.get());
+    }
+    if (init < 0) {
+        return Status::from_errno("fork the session's init");
+    }
+    ready.write.reset();
+    life.read.reset();
+    const std::string line = read_line(ready.read.get());
+    if (line != "ok\n") {
+        life.write.reset();
+        (void)::waitpid(init, nullptr, 0);
+        return Status::failure(line.rfind("error ", 0) == 0 ? "the session's PID namespace: " +
+                                                                  line.substr(6, line.size() - 7)
+                                                            : "the session's init died");
+    }
+    const Fd view(
+        ::open(("/proc/" + std::to_string(init) + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!view.valid()) {
+        return Status::from_errno("open the session's view");
+    }
+    if (auto s = enter_namespace(view.get()); !s.ok()) {
+        return s;
+    }
+    if (auto s = verify_root(plan.node.jail); !s.ok()) {
+        return s;
+    }
+    (void)life.write.release();
+    return {};
+}
+
 } // namespace
 
-Status plan_session(const std::string &plugstack, const SessionUser &user,
+Status plan_session(const ModuleArgs &args, const SessionUser &user,
                     const JobOwnerCheck &check_owner, SessionPlan &out) {
-    if (auto s = load_config(plugstack, out.config); !s.ok()) {
+    if (auto s = load_config(args.plugstack, out.config); !s.ok()) {
         return s;
     }
     if (auto s = acquire_node_namespace(out.config, out.node); !s.ok()) {
         return s;
     }
     Status error;
-    const SessionFacts facts = gather_facts(out.config, user, error);
+    const SessionFacts facts = gather_facts(out.config, args, user, error);
     if (!error.ok()) {
         return error;
     }
@@ -178,6 +276,11 @@ Status plan_session(const std::string &plugstack, const SessionUser &user,
             return s;
         }
         if (auto s = open_running_job_namespace(out.config, job, out.job); !s.ok()) {
+            return s;
+        }
+    }
+    if (out.decision.action == SessionAction::Private) {
+        if (auto s = load_proc_options(out.config, out.proc); !s.ok()) {
             return s;
         }
     }
@@ -195,6 +298,11 @@ Status enter_session(SessionPlan &plan, std::string &notice) {
     }
     if (job && ::setns(plan.job.pid.get(), CLONE_NEWPID) != 0) {
         return Status::from_errno("setns into the job's PID namespace");
+    }
+    if (plan.decision.action == SessionAction::Private) {
+        if (auto s = start_private_session(plan); !s.ok()) {
+            return s;
+        }
     }
     Fd home;
     const Status opened =

@@ -10,6 +10,7 @@
 #include "config.hpp"
 #include "job_namespace.hpp"
 #include "node_namespace.hpp"
+#include "proc_options.hpp"
 #include "session_plan.hpp"
 #include "status.hpp"
 
@@ -35,19 +36,24 @@ struct SessionPlan {
     PasswdEntry entry; // the user in the jail's /etc/passwd
     NodeNamespace node;
     JobNamespace job;
+    ProcOptions proc; // for a private session's /proc
 };
 
-// Reads the chroot.so line of `plugstack` (a root-owned file), finds where
-// the session belongs (the node, or the job pam_slurm_adopt adopted it
-// into), opens those namespaces (building the node's if needed, with the
-// jail's checks) and finds the user in the jail's /etc/passwd.
-Status plan_session(const std::string &plugstack, const SessionUser &user,
+// Reads the chroot.so line of `args.plugstack` (a root-owned file), finds
+// where the session belongs (the node, the job pam_slurm_adopt adopted it
+// into, or a PID namespace of its own), opens those namespaces (building the
+// node's if needed, with the jail's checks) and finds the user in the jail's
+// /etc/passwd.
+Status plan_session(const ModuleArgs &args, const SessionUser &user,
                     const JobOwnerCheck &check_owner, SessionPlan &out);
 
 // Moves the calling (single-threaded, root) process into the plan's view
-// (and, for a job, makes its children be born in the job's PID namespace),
-// checks that "/" is the jail and changes to the user's home there.
-// `notice` gets a line for the user when the home is not usable.
+// and checks that "/" is the jail. For a job, its children are then born in
+// the job's PID namespace; for a private session, in a new PID namespace
+// whose init (job_init.hpp) this process forks now, and which ends with
+// this process and its children (no state is kept). Then changes to the
+// user's home in the jail. `notice` gets a line for the user when the home
+// is not usable.
 Status enter_session(SessionPlan &plan, std::string &notice);
 
 } // namespace sjail

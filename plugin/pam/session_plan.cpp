@@ -2,6 +2,7 @@
 #include "session_plan.hpp"
 
 #include <charconv>
+#include <sys/wait.h>
 
 namespace sjail {
 namespace {
@@ -94,28 +95,69 @@ PlugstackArgs chroot_args_from_plugstack(std::string_view text, const std::strin
 
 ModuleArgs parse_module_args(const std::vector<std::string> &args) {
     ModuleArgs out;
-    bool seen = false;
+    bool seen_plugstack = false;
+    bool seen_node = false;
+    bool seen_no_job = false;
+    const auto fail = [&out](const std::string &why) {
+        out.status = Status::failure(why);
+        return out;
+    };
     for (const auto &arg : args) {
-        constexpr std::string_view kKey = "plugstack=";
-        if (!std::string_view(arg).starts_with(kKey)) {
-            out.status = Status::failure("unknown argument '" + arg +
-                                         "'; the only argument is plugstack=FILE (the jail's "
-                                         "settings come from the chroot.so line there)");
-            return out;
+        const auto eq = arg.find('=');
+        const std::string key = arg.substr(0, eq);
+        const std::string value = eq == std::string::npos ? std::string() : arg.substr(eq + 1);
+        bool *seen = key == "plugstack" ? &seen_plugstack
+                     : key == "node"    ? &seen_node
+                     : key == "no_job"  ? &seen_no_job
+                                        : nullptr;
+        if (seen == nullptr || eq == std::string::npos) {
+            return fail("unknown argument '" + arg +
+                        "'; the arguments are plugstack=FILE, node=auto|login|compute and "
+                        "no_job=refuse|private (the jail's settings come from the chroot.so "
+                        "line of plugstack.conf)");
         }
-        const std::string value = arg.substr(kKey.size());
-        if (seen) {
-            out.status = Status::failure("plugstack= given twice; give it once");
-            return out;
+        if (*seen) {
+            return fail(key + "= given twice; give it once");
         }
-        if (value.empty() || value.front() != '/') {
-            out.status = Status::failure("plugstack='" + value + "' must be an absolute path");
-            return out;
+        *seen = true;
+        if (key == "plugstack") {
+            if (value.empty() || value.front() != '/') {
+                return fail("plugstack='" + value + "' must be an absolute path");
+            }
+            out.plugstack = value;
+        } else if (key == "node") {
+            if (value == "auto") {
+                out.node = NodeRole::Auto;
+            } else if (value == "login") {
+                out.node = NodeRole::Login;
+            } else if (value == "compute") {
+                out.node = NodeRole::Compute;
+            } else {
+                return fail("node='" + value + "' must be auto, login or compute");
+            }
+        } else if (value == "refuse") {
+            out.no_job = NoJobSessions::Refuse;
+        } else if (value == "private") {
+            out.no_job = NoJobSessions::Private;
+        } else {
+            return fail("no_job='" + value + "' must be refuse or private");
         }
-        seen = true;
-        out.plugstack = value;
     }
     return out;
+}
+
+bool is_slurmd_exe(std::string_view link) {
+    constexpr std::string_view kDeleted = " (deleted)";
+    if (link.ends_with(kDeleted)) {
+        link.remove_suffix(kDeleted.size());
+    }
+    const auto slash = link.rfind('/');
+    if (slash == std::string_view::npos) {
+        return false;
+    }
+    // Debian installs it as slurmd-wlm (slurmd is an alternatives link).
+    const auto name = link.substr(slash + 1);
+    return name == "slurmd" || name == "slurmd-wlm";
 }
 
 CgroupJob job_of_cgroup(std::string_view text) {
@@ -207,14 +249,62 @@ SessionDecision decide_session(const SessionFacts &facts) {
         d.job = cg ? *cg : *env;
         return d;
     }
-    if (facts.node_has_jobs) {
-        d.reason = "this node runs Slurm jobs, but the session was not adopted into one of the "
-                   "user's jobs; pam_slurm_adopt.so (account, before pam_slurm_jail.so) adopts "
-                   "sessions of users with a job here (see pam_slurm_jail(8))";
+    // A compute node: jobs run here or may start at any time, so a session
+    // that is in none of them must never share the node's PID namespace.
+    const bool compute = facts.node == NodeRole::Compute || facts.node_has_jobs ||
+                         (facts.node == NodeRole::Auto && facts.slurmd_here);
+    if (!compute) {
+        d.action = SessionAction::Node;
         return d;
     }
-    d.action = SessionAction::Node;
+    if (facts.no_job == NoJobSessions::Private) {
+        d.action = SessionAction::Private;
+        return d;
+    }
+    const char *why = facts.node_has_jobs               ? "this node runs Slurm jobs"
+                      : facts.node == NodeRole::Compute ? "this is a compute node (node=compute)"
+                                                        : "slurmd runs on this node";
+    d.reason = std::string(why) +
+               ", but the session was not adopted into one of the user's jobs; "
+               "pam_slurm_adopt.so (account, before pam_slurm_jail.so) adopts sessions of users "
+               "with a job here, and no_job=private gives other sessions a PID namespace of "
+               "their own (see pam_slurm_jail(8))";
     return d;
+}
+
+Status judge_owner_query(std::string_view output, bool in_time, int wait_status) {
+    constexpr std::string_view kVerdict = "sjail-verdict ";
+    std::optional<std::string_view> verdict;
+    std::string_view last_other;
+    for (std::string_view line : split(output, '\n')) {
+        if (line.starts_with(kVerdict)) {
+            verdict = line.substr(kVerdict.size());
+        } else if (!line.empty()) {
+            last_other = line;
+        }
+    }
+    const std::string said =
+        last_other.empty() ? std::string() : " (" + std::string(last_other) + ")";
+    if (!in_time) {
+        return Status::failure("asking slurmctld took too long; the query was stopped" + said);
+    }
+    if (WIFSIGNALED(wait_status)) {
+        return Status::failure("the process asking slurmctld was killed by signal " +
+                               std::to_string(WTERMSIG(wait_status)) + said);
+    }
+    if (!WIFEXITED(wait_status) || !verdict) {
+        return Status::failure(
+            "the process asking slurmctld ended without an answer (exit status " +
+            std::to_string(WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1) + ")" + said);
+    }
+    if (verdict->starts_with("no ")) {
+        return Status::failure(std::string(verdict->substr(3)));
+    }
+    if (*verdict != "ok" || WEXITSTATUS(wait_status) != 0) {
+        return Status::failure("the process asking slurmctld gave no clear answer (exit status " +
+                               std::to_string(WEXITSTATUS(wait_status)) + ")" + said);
+    }
+    return {};
 }
 
 } // namespace sjail

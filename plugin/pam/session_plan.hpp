@@ -28,10 +28,25 @@ struct PlugstackArgs {
 };
 PlugstackArgs chroot_args_from_plugstack(std::string_view text, const std::string &file);
 
+// What the node is, for sessions not adopted into a job (node=).
+enum class NodeRole {
+    Auto,    // a compute node when slurmd runs here or the node has jobs
+    Login,   // a login node unless it has jobs
+    Compute, // always a compute node
+};
+// What a compute node gives a session not adopted into a job (no_job=).
+enum class NoJobSessions {
+    Refuse,  // no session
+    Private, // a PID namespace and /proc of the session's own
+};
+
 // The module's own arguments: "plugstack=FILE" (default
-// /etc/slurm/plugstack.conf); anything else is an error.
+// /etc/slurm/plugstack.conf), "node=auto|login|compute" (default auto),
+// "no_job=refuse|private" (default refuse); anything else is an error.
 struct ModuleArgs {
     std::string plugstack = "/etc/slurm/plugstack.conf";
+    NodeRole node = NodeRole::Auto;
+    NoJobSessions no_job = NoJobSessions::Refuse;
     Status status;
 };
 ModuleArgs parse_module_args(const std::vector<std::string> &args);
@@ -60,18 +75,28 @@ struct PasswdEntry {
 // The entry of `name` in a passwd text, or nothing.
 std::optional<PasswdEntry> find_passwd_entry(std::string_view text, std::string_view name);
 
+// Whether /proc/PID/exe of a process names slurmd ("/usr/sbin/slurmd",
+// Debian's "/usr/sbin/slurmd-wlm", also when the binary was replaced:
+// "... (deleted)"); never slurmdbd, slurmctld or slurmstepd.
+bool is_slurmd_exe(std::string_view link);
+
 // Where the session goes.
 enum class SessionAction {
-    Node,   // the node's jail namespace (a login node)
-    Job,    // the job's namespaces (a compute node, adopted into `job`)
-    Refuse, // no session
+    Node,    // the node's jail namespace (a login node)
+    Job,     // the job's namespaces (a compute node, adopted into `job`)
+    Private, // the node's jail view with a PID namespace and /proc of the
+             // session's own (a compute node, no job, no_job=private)
+    Refuse,  // no session
 };
 struct SessionFacts {
-    CgroupJob cgroup;                         // from /proc/self/cgroup
-    std::optional<std::uint32_t> pam_env_job; // SLURM_JOB_ID in the PAM environment
-    bool pam_env_job_malformed = false;       // SLURM_JOB_ID set but not a job id
-    bool node_has_jobs = false;               // STATE/jobs has a job on this node
-    std::uint32_t uid = 0;                    // the user's uid
+    CgroupJob cgroup;                             // from /proc/self/cgroup
+    std::optional<std::uint32_t> pam_env_job;     // SLURM_JOB_ID in the PAM environment
+    bool pam_env_job_malformed = false;           // SLURM_JOB_ID set but not a job id
+    bool node_has_jobs = false;                   // STATE/jobs has a job on this node
+    bool slurmd_here = false;                     // a slurmd of this host runs
+    NodeRole node = NodeRole::Auto;               // node=
+    NoJobSessions no_job = NoJobSessions::Refuse; // no_job=
+    std::uint32_t uid = 0;                        // the user's uid
 };
 struct SessionDecision {
     SessionAction action = SessionAction::Refuse;
@@ -79,5 +104,11 @@ struct SessionDecision {
     std::string reason; // for Refuse
 };
 SessionDecision decide_session(const SessionFacts &facts);
+
+// The verdict of the child process that asked slurmctld about a job
+// (job_owner.hpp): its output (diagnostics, then one "sjail-verdict ok" or
+// "sjail-verdict no REASON" line), whether it ended before the deadline,
+// and its wait status. Only "ok" from a child that exited 0 is ok.
+Status judge_owner_query(std::string_view output, bool in_time, int wait_status);
 
 } // namespace sjail

@@ -63,7 +63,7 @@ setup() {
     load_assertions
 }
 
-SSHDIR=${STATE:-/var/lib/slurm-jail-local}/e2e-ssh
+SSHDIR=${SLURM_JAIL_LOCAL_DIR:-/var/lib/slurm-jail-local}/e2e-ssh
 PAM_MODULE=${SLURM_JAIL_BUILD_DIR:-$SLURM_JAIL_ROOT/build}/plugin/pam/pam_slurm_jail.so
 
 write_sshd_config() {

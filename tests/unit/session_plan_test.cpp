@@ -6,7 +6,11 @@
 using sjail::chroot_args_from_plugstack;
 using sjail::decide_session;
 using sjail::find_passwd_entry;
+using sjail::is_slurmd_exe;
 using sjail::job_of_cgroup;
+using sjail::judge_owner_query;
+using sjail::NodeRole;
+using sjail::NoJobSessions;
 using sjail::parse_job_id;
 using sjail::parse_module_args;
 using sjail::SessionAction;
@@ -80,6 +84,39 @@ TEST(ModuleArgs, ErrorsNameTheFix) {
               std::string::npos);
     EXPECT_NE(parse_module_args({"plugstack=/a", "plugstack=/b"}).status.message().find("twice"),
               std::string::npos);
+}
+
+TEST(ModuleArgs, NodeAndNoJobDefaultToAutoAndRefuse) {
+    const auto got = parse_module_args({});
+    EXPECT_EQ(got.node, NodeRole::Auto);
+    EXPECT_EQ(got.no_job, NoJobSessions::Refuse);
+}
+
+TEST(ModuleArgs, NodeAndNoJobValues) {
+    auto got = parse_module_args({"node=compute", "no_job=private"});
+    ASSERT_TRUE(got.status.ok()) << got.status.message();
+    EXPECT_EQ(got.node, NodeRole::Compute);
+    EXPECT_EQ(got.no_job, NoJobSessions::Private);
+    got = parse_module_args({"no_job=refuse", "node=login", "plugstack=/p"});
+    ASSERT_TRUE(got.status.ok()) << got.status.message();
+    EXPECT_EQ(got.node, NodeRole::Login);
+    EXPECT_EQ(got.no_job, NoJobSessions::Refuse);
+    EXPECT_EQ(got.plugstack, "/p");
+    EXPECT_EQ(parse_module_args({"node=auto"}).node, NodeRole::Auto);
+}
+
+TEST(ModuleArgs, BadNodeOrNoJobValuesAreErrors) {
+    EXPECT_NE(parse_module_args({"node=worker"}).status.message().find("auto, login or compute"),
+              std::string::npos);
+    EXPECT_NE(parse_module_args({"no_job=allow"}).status.message().find("refuse or private"),
+              std::string::npos);
+    EXPECT_NE(parse_module_args({"no_job"}).status.message().find("unknown argument"),
+              std::string::npos);
+    EXPECT_NE(parse_module_args({"node=login", "node=compute"}).status.message().find("twice"),
+              std::string::npos);
+    EXPECT_NE(
+        parse_module_args({"no_job=private", "no_job=private"}).status.message().find("twice"),
+        std::string::npos);
 }
 
 // ---- the job of a cgroup ----
@@ -177,6 +214,49 @@ TEST(Decide, LoginNodeWithoutJobsUsesTheNodeNamespace) {
     EXPECT_EQ(decide_session(facts_for(5001)).action, SessionAction::Node);
 }
 
+TEST(Decide, ComputeNodeWithoutJobsNeverGetsTheNodeNamespace) {
+    // slurmd runs here (node=auto), or the admin said node=compute: a job
+    // may start at any time, so no session shares the node's PID namespace.
+    auto f = facts_for(5001);
+    f.slurmd_here = true;
+    auto d = decide_session(f);
+    EXPECT_EQ(d.action, SessionAction::Refuse);
+    EXPECT_NE(d.reason.find("slurmd runs on this node"), std::string::npos);
+    EXPECT_NE(d.reason.find("no_job=private"), std::string::npos);
+    f = facts_for(5001);
+    f.node = NodeRole::Compute;
+    d = decide_session(f);
+    EXPECT_EQ(d.action, SessionAction::Refuse);
+    EXPECT_NE(d.reason.find("node=compute"), std::string::npos);
+}
+
+TEST(Decide, NoJobPrivateGivesASessionOfItsOwnOnComputeNodesOnly) {
+    for (const auto node : {NodeRole::Auto, NodeRole::Compute}) {
+        auto f = facts_for(5001);
+        f.node = node;
+        f.slurmd_here = true;
+        f.no_job = NoJobSessions::Private;
+        EXPECT_EQ(decide_session(f).action, SessionAction::Private);
+        f.slurmd_here = false;
+        f.node_has_jobs = true;
+        EXPECT_EQ(decide_session(f).action, SessionAction::Private);
+    }
+    auto f = facts_for(5001);
+    f.no_job = NoJobSessions::Private;
+    EXPECT_EQ(decide_session(f).action, SessionAction::Node); // a login node
+    f.pam_env_job = 7;
+    EXPECT_EQ(decide_session(f).action, SessionAction::Job); // adopted sessions join the job
+}
+
+TEST(Decide, NodeLoginIgnoresSlurmdButNotRunningJobs) {
+    auto f = facts_for(5001);
+    f.node = NodeRole::Login;
+    f.slurmd_here = true;
+    EXPECT_EQ(decide_session(f).action, SessionAction::Node);
+    f.node_has_jobs = true;
+    EXPECT_EQ(decide_session(f).action, SessionAction::Refuse);
+}
+
 TEST(Decide, NodeWithJobsButNoAdoptionIsRefused) {
     auto f = facts_for(5001);
     f.node_has_jobs = true;
@@ -227,4 +307,63 @@ TEST(Decide, AmbiguousCgroupIsRefused) {
     auto f = facts_for(5001);
     f.cgroup.status = sjail::Status::failure("two jobs");
     EXPECT_EQ(decide_session(f).action, SessionAction::Refuse);
+}
+
+// ---- slurmd's executable ----
+
+TEST(SlurmdExe, NamesTheBinaryWhereverItIs) {
+    EXPECT_TRUE(is_slurmd_exe("/usr/sbin/slurmd"));
+    EXPECT_TRUE(is_slurmd_exe("/opt/slurm/sbin/slurmd"));
+    EXPECT_TRUE(is_slurmd_exe("/usr/sbin/slurmd (deleted)"));
+    EXPECT_TRUE(is_slurmd_exe("/usr/sbin/slurmd-wlm")); // Debian
+    EXPECT_FALSE(is_slurmd_exe("/usr/sbin/slurmdbd"));
+    EXPECT_FALSE(is_slurmd_exe("/usr/sbin/slurmctld"));
+    EXPECT_FALSE(is_slurmd_exe("/usr/sbin/slurmstepd"));
+    EXPECT_FALSE(is_slurmd_exe("/home/u/slurmd-fake"));
+    EXPECT_FALSE(is_slurmd_exe("slurmd"));
+    EXPECT_FALSE(is_slurmd_exe(""));
+}
+
+// ---- the answer of the process that asked slurmctld ----
+
+namespace {
+constexpr int exited(int code) {
+    return code << 8;
+} // a wait status
+constexpr int killed(int sig) {
+    return sig;
+}
+} // namespace
+
+TEST(OwnerQuery, OkOnlyFromAChildThatSaidOkAndExitedZero) {
+    EXPECT_TRUE(judge_owner_query("\nsjail-verdict ok\n", true, exited(0)).ok());
+    EXPECT_TRUE(
+        judge_owner_query("slurm: debug noise\n\nsjail-verdict ok\n", true, exited(0)).ok());
+    EXPECT_FALSE(judge_owner_query("\nsjail-verdict ok\n", true, exited(1)).ok());
+    EXPECT_FALSE(judge_owner_query("\nsjail-verdict ok\n", false, exited(0)).ok());
+    EXPECT_FALSE(judge_owner_query("\nsjail-verdict ok\n", true, killed(9)).ok());
+    EXPECT_FALSE(judge_owner_query("", true, exited(0)).ok());
+    EXPECT_FALSE(judge_owner_query("\nsjail-verdict okay\n", true, exited(0)).ok());
+}
+
+TEST(OwnerQuery, TheLastVerdictCounts) {
+    EXPECT_FALSE(judge_owner_query("sjail-verdict ok\nsjail-verdict no job 5 is not running\n",
+                                   true, exited(0))
+                     .ok());
+}
+
+TEST(OwnerQuery, RefusalsSayWhy) {
+    auto s = judge_owner_query("\nsjail-verdict no job 5 belongs to uid 0, not to uid 5001\n", true,
+                               exited(0));
+    EXPECT_EQ(s.message(), "job 5 belongs to uid 0, not to uid 5001");
+    // A crash of libslurm's plugin loading: the loader's line is shown.
+    s = judge_owner_query("sshd: symbol lookup error: hash_k12.so: undefined symbol: "
+                          "slurm_get_log_level\n",
+                          true, exited(127));
+    EXPECT_NE(s.message().find("exit status 127"), std::string::npos);
+    EXPECT_NE(s.message().find("undefined symbol: slurm_get_log_level"), std::string::npos);
+    s = judge_owner_query("", true, killed(11));
+    EXPECT_NE(s.message().find("signal 11"), std::string::npos);
+    s = judge_owner_query("", false, killed(9));
+    EXPECT_NE(s.message().find("too long"), std::string::npos);
 }

@@ -1,0 +1,202 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# SSH sessions on a compute node (node1, where slurmd runs) that no
+# pam_slurm_adopt adopted into a job: they never share the node's PID
+# namespace. By default they are refused; with no_job=private they get a
+# PID namespace and /proc of their own, which go with the session. And the
+# path that asks slurmctld about a job (SLURM_JOB_ID in the PAM
+# environment) never takes sshd down, whatever libslurm does.
+
+setup_file() {
+    # shellcheck source=tests/e2e/helpers.bash
+    . "$BATS_TEST_DIRNAME/helpers.bash"
+    NJDIR=$STATE/e2e-ssh-nojob
+    rm -rf "$NJDIR"
+    install -d -m 0755 "$NJDIR" "$NJDIR/keys"
+    ssh-keygen -q -t ed25519 -N '' -f "$NJDIR/host_key"
+    ssh-keygen -q -t ed25519 -N '' -f "$NJDIR/user_key"
+    install -m 0644 "$NJDIR/user_key.pub" "$NJDIR/keys/sjuser"
+    install -d -m 0755 /run/sshd
+    echo "$PLUGSTACK_LINE" >"$NJDIR/plugstack.conf"
+    chmod 0644 "$NJDIR/plugstack.conf"
+    write_nojob_sshd_config >"$NJDIR/sshd_config"
+    use_stack refuse
+    # In node1's slurmd namespaces (where the jobs' namespaces are kept), as
+    # 09-ssh's sshd; the stack is the bound file's content, read per login.
+    nsenter -t "$(slurmd_pid node1)" -m -u -n -- \
+        bash -c "mount --bind $NJDIR/pam-stack /etc/pam.d/sshd && exec /usr/sbin/sshd -D -f $NJDIR/sshd_config -E $NJDIR/sshd.log" \
+        </dev/null >/dev/null 2>"$NJDIR/sshd.stderr" 3>&- 8>&- 9>&- &
+    echo $! >"$NJDIR/sshd.pid"
+    wait_until 20 nojob_port_open
+}
+
+teardown_file() {
+    # shellcheck source=tests/e2e/helpers.bash
+    . "$BATS_TEST_DIRNAME/helpers.bash"
+    local pid
+    pid=$(cat "$NJDIR/sshd.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
+    nsenter -t "$(slurmd_pid node1)" -m umount /etc/pam.d/sshd 2>/dev/null || true
+    ush 'scancel -u sjuser; rm -f .pam_environment e2e-nojob-go' || true
+    ush_other 'scancel -u sjother' || true
+    rm -rf "$NJDIR"
+}
+
+setup() {
+    load helpers
+    load_assertions
+}
+
+teardown() {
+    ush 'rm -f .pam_environment e2e-nojob-go' || true
+    use_stack refuse
+    cancel_test_jobs
+    ush_other "scancel -u $OTHER_UID" || true
+}
+
+NJDIR=${SLURM_JAIL_LOCAL_DIR:-/var/lib/slurm-jail-local}/e2e-ssh-nojob
+PAM_MODULE=${SLURM_JAIL_BUILD_DIR:-$SLURM_JAIL_ROOT/build}/plugin/pam/pam_slurm_jail.so
+SECRET=e2e-nojob-secret
+
+# use_stack refuse|private|session-only: node1's PAM stack, without
+# pam_slurm_adopt (what pam_slurm_jail does alone): default, with
+# no_job=private, or with the module in the session phase only (where
+# pam_env has put the user's SLURM_JOB_ID before it). pam_env reads the
+# user's ~/.pam_environment (Debian's sshd stack has it). Written in place:
+# the bound file keeps its inode.
+use_stack() {
+    local args="plugstack=$NJDIR/plugstack.conf" account
+    [ "$1" = private ] && args="$args no_job=private"
+    account="account required $PAM_MODULE $args"
+    [ "$1" = session-only ] && account="account required pam_permit.so"
+    printf '%s\n' "$account" \
+        "session required pam_env.so user_readenv=1 envfile=/dev/null" \
+        "session required $PAM_MODULE $args" >"$NJDIR/pam-stack"
+}
+
+write_nojob_sshd_config() {
+    cat <<EOF
+Port 2231
+HostKey $NJDIR/host_key
+PidFile none
+UsePAM yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+AuthorizedKeysFile $NJDIR/keys/%u
+PermitRootLogin no
+LogLevel VERBOSE
+EOF
+}
+
+nojob_port_open() { nsenter --net="$STATE/netns/node1" bash -c 'exec 3<>/dev/tcp/127.0.0.1/2231' 2>/dev/null; }
+
+# sshnode1 CMD...: ssh to node1's sshd from the login host, as sjuser.
+sshnode1() {
+    nsenter --net="$STATE/netns/login" -- ssh -p 2231 -i "$NJDIR/user_key" \
+        -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no \
+        -o UserKnownHostsFile=/dev/null -o LogLevel=INFO -o ConnectTimeout=20 \
+        "sjuser@$(awk '$2 == "node1" { print $1 }' "$STATE/hosts")" "$@"
+}
+
+# What a session sees once another user's job started on node1 after it:
+# the session waits for ~/e2e-nojob-go, then lists every process it can see
+# and every command line it can read, leaves a process behind, and logs out.
+# The pattern is written so that it does not match its own command line.
+SESSION_SCRIPT='echo SESSION-STARTED; echo pid1=$(cat /proc/1/comm)
+while [ ! -e e2e-nojob-go ]; do sleep 0.2; done
+echo ps-sees=$(ps -e -o args= | grep -c "e2e-nojob-secre[t]")
+echo proc-sees=$(grep -l "e2e-nojob-secre[t]" /proc/[0-9]*/cmdline 2>/dev/null | wc -l)
+echo own=$(ps -e -o args= | grep -c "^ps -e -o args=")
+setsid sleep 4242 </dev/null >/dev/null 2>&1 &
+echo SESSION-DONE'
+
+# watch_other_job: sets $output (the session's) and $OTHER_JOB.
+watch_other_job() {
+    rm -f "$HOST_HOME/e2e-nojob-go"
+    sshnode1 "$SESSION_SCRIPT" >"$BATS_TEST_TMPDIR/session" 2>&1 &
+    local client=$!
+    # The session is in (or refused) before the job starts.
+    wait_until 20 session_settled "$client"
+    OTHER_JOB=$(ush_other "sbatch -w node1 -o /dev/null --wrap \"bash -c 'sleep 300; : $SECRET'\" | awk '{print \$4}'")
+    wait_until 30 other_job_running "$OTHER_JOB"
+    wait_until 20 pgrep -f -- "$SECRET"
+    touch "$HOST_HOME/e2e-nojob-go"
+    wait "$client" || true
+    run cat "$BATS_TEST_TMPDIR/session"
+}
+session_settled() { grep -q SESSION-STARTED "$BATS_TEST_TMPDIR/session" || ! kill -0 "$1" 2>/dev/null; }
+other_job_running() { ush_other "squeue -h -j $1 -o %T" | grep -qx RUNNING; }
+no_leftover() { ! pgrep -f 'sleep 4242' >/dev/null && ! pgrep -x sjail-ssh-init >/dev/null; }
+
+@test "node1 without pam_slurm_adopt: a session with no job never sees a job that starts after it" {
+    use_stack refuse
+    watch_other_job
+    refute_line --regexp '^(ps|proc)-sees=[1-9]'
+    # By default such a session is refused.
+    refute_output --partial SESSION-STARTED
+    assert_output --partial "but the session was not adopted into one of the user's jobs"
+}
+
+@test "node1, no_job=private: the session has a PID namespace of its own and it ends with the session" {
+    use_stack private
+    watch_other_job
+    assert_line SESSION-STARTED
+    assert_line pid1=sjail-ssh-init
+    assert_line SESSION-DONE
+    assert_line ps-sees=0
+    assert_line proc-sees=0
+    # The session did see its own processes (the check is not vacuous).
+    assert_line own=1
+    # Nothing of the session is left: not its process, not its init.
+    wait_until 15 no_leftover
+    run pgrep -f 'sleep 4242'
+    assert_failure
+}
+
+@test "node1, no_job=private: another session of the user does not see the first" {
+    use_stack private
+    sshnode1 'exec -a e2e-nojob-first sleep 6' </dev/null >/dev/null 2>&1 3>&- &
+    local first=$!
+    wait_until 20 pgrep -f e2e-nojob-first
+    run sshnode1 'echo SESSION-STARTED; echo first=$(ps -e -o args= | grep -c "e2e-nojob-firs[t]")'
+    kill "$first" 2>/dev/null || true
+    assert_success
+    assert_line SESSION-STARTED
+    assert_line first=0
+    wait_until 20 no_first
+}
+no_first() { ! pgrep -f e2e-nojob-first >/dev/null; }
+
+@test "SLURM_JOB_ID of the user's own job in the PAM environment: sshd survives asking slurmctld, and the session joins the job" {
+    run ush "sbatch -w node1 -o /dev/null --wrap 'exec sleep 300' | awk '{print \$4}'"
+    assert_success
+    local job=$output
+    wait_until 30 job_running "$job"
+    use_stack session-only
+    ush "echo 'SLURM_JOB_ID DEFAULT=$job OVERRIDE=$job' >.pam_environment"
+    run sshnode1 'echo SESSION-STARTED; echo job=$SLURM_JOB_ID; echo pid1=$(cat /proc/1/comm)'
+    assert_success
+    assert_line SESSION-STARTED
+    assert_line pid1=sjail-job-init
+    run cat "$NJDIR/sshd.stderr"
+    refute_output --partial "symbol lookup error"
+}
+
+@test "SLURM_JOB_ID of another user's job in the PAM environment: refused by slurmctld's answer, sshd does not die" {
+    run ush_other "sbatch -w node1 -o /dev/null --wrap 'exec sleep 300' | awk '{print \$4}'"
+    assert_success
+    local theirs=$output
+    wait_until 30 other_job_running "$theirs"
+    use_stack session-only
+    ush "echo 'SLURM_JOB_ID DEFAULT=$theirs OVERRIDE=$theirs' >.pam_environment"
+    : >"$NJDIR/sshd.log"
+    run sshnode1 'echo SESSION-STARTED'
+    assert_failure
+    refute_output --partial SESSION-STARTED
+    # sshd refused the session (its log says so); no process died on the
+    # way (a crash exits 127 before sshd can log the refusal).
+    run grep -F "pam_open_session()" "$NJDIR/sshd.log"
+    assert_success
+    run cat "$NJDIR/sshd.stderr"
+    refute_output --partial "symbol lookup error"
+}
