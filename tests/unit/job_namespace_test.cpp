@@ -18,8 +18,8 @@
 #include <sstream>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -192,55 +192,51 @@ TEST(JobNamespace, SlurmstepdActsForTheUserWhereProcShowsOnlyTheJob) {
 }
 
 TEST(JobNamespace, AScriptForkedAfterTheTasksIsBornAgainInTheJob) {
-    EXPECT_EQ(on_node([](Config &config) {
-                  return in_child([&] {
-                      sjail::StepJail step;
-                      if (auto s = sjail::enter_job_for_step(config, 12, step); !s.ok()) {
-                          return "step: " + s.message();
-                      }
-                      if (auto s = sjail::move_on_to_stepd_view(step); !s.ok()) {
-                          return "stepd view: " + s.message();
-                      }
-                      // A task epilog: forked outside the task window.
-                      const std::string in_job = in_child([&] {
-                          if (auto s = sjail::enter_tasks_view(
-                                  step, sjail::PidCheck::RebirthIfNeeded);
-                              !s.ok()) {
-                              return "join: " + s.message();
-                          }
-                          struct stat ns {};
-                          CHILD_EXPECT(::stat("/proc/self/ns/pid", &ns) == 0 &&
-                                       ns.st_ino == step.pid_ns);
-                          CHILD_EXPECT(::getpid() != 1);
-                          CHILD_EXPECT(kit::read_file("/proc/1/comm") == "sjail-job-init\n");
-                          // Only the init, the waiter's place is outside: the
-                          // script itself and the init.
-                          CHILD_EXPECT(pids_in_proc().size() == 2);
-                          return std::string();
-                      });
-                      if (!in_job.empty()) {
-                          return in_job;
-                      }
-                      // The waiter ends with the script's exit status.
-                      const kit::ChildReport report = kit::run_child([&]() -> std::string {
-                          if (!sjail::enter_tasks_view(step, sjail::PidCheck::RebirthIfNeeded)
-                                   .ok()) {
-                              return "join failed";
-                          }
-                          ::_exit(3);
-                      });
-                      CHILD_EXPECT(WIFEXITED(report.wait_status) &&
-                                   WEXITSTATUS(report.wait_status) == 3);
-                      // A task must have been born in the job: no second chance.
-                      const std::string task = in_child([&] {
-                          return sjail::enter_tasks_view(step, sjail::PidCheck::Required)
-                              .message();
-                      });
-                      CHILD_EXPECT(task.find("not born in the job") != std::string::npos);
-                      return std::string();
-                  });
-              }),
-              "");
+    EXPECT_EQ(
+        on_node([](Config &config) {
+            return in_child([&] {
+                sjail::StepJail step;
+                if (auto s = sjail::enter_job_for_step(config, 12, step); !s.ok()) {
+                    return "step: " + s.message();
+                }
+                if (auto s = sjail::move_on_to_stepd_view(step); !s.ok()) {
+                    return "stepd view: " + s.message();
+                }
+                // A task epilog: forked outside the task window.
+                const std::string in_job = in_child([&] {
+                    if (auto s = sjail::enter_tasks_view(step, sjail::PidCheck::RebirthIfNeeded);
+                        !s.ok()) {
+                        return "join: " + s.message();
+                    }
+                    struct stat ns {};
+                    CHILD_EXPECT(::stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino == step.pid_ns);
+                    CHILD_EXPECT(::getpid() != 1);
+                    CHILD_EXPECT(kit::read_file("/proc/1/comm") == "sjail-job-init\n");
+                    // Only the init, the waiter's place is outside: the
+                    // script itself and the init.
+                    CHILD_EXPECT(pids_in_proc().size() == 2);
+                    return std::string();
+                });
+                if (!in_job.empty()) {
+                    return in_job;
+                }
+                // The waiter ends with the script's exit status.
+                const kit::ChildReport report = kit::run_child([&]() -> std::string {
+                    if (!sjail::enter_tasks_view(step, sjail::PidCheck::RebirthIfNeeded).ok()) {
+                        return "join failed";
+                    }
+                    ::_exit(3);
+                });
+                CHILD_EXPECT(WIFEXITED(report.wait_status) && WEXITSTATUS(report.wait_status) == 3);
+                // A task must have been born in the job: no second chance.
+                const std::string task = in_child([&] {
+                    return sjail::enter_tasks_view(step, sjail::PidCheck::Required).message();
+                });
+                CHILD_EXPECT(task.find("not born in the job") != std::string::npos);
+                return std::string();
+            });
+        }),
+        "");
 }
 
 TEST(JobNamespace, PrivateTmpAndShmPerJobSharedByItsSteps) {
