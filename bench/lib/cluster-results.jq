@@ -37,6 +37,7 @@ def launch($name; $command):
    launch("wide_jc"; "srun -N2 -n64 --overcommit true, job container + chroot.so vs no plugin")]
   as $launch
 | ($cl[0]) as $before | ($cl[1]) as $after
+| ($sc[0]) as $spank_before | ($sc[1]) as $spank_after
 | {
     quick: $quick,
     plugstack_with: $plugstack,
@@ -54,6 +55,13 @@ def launch($name; $command):
                              $late.slurmd_node2.mounts - $early.slurmd_node2.mounts]),
       slurmstepd_rss_growth_kb: ($late.slurmstepd.rss_kb - $early.slurmstepd.rss_kb),
       slurmstepd_fd_growth: ($late.slurmstepd.fds - $early.slurmstepd.fds)},
+    spank_cleanup: {jobs: (2 * $jobs), setup: "chroot.so alone, PrologFlags=Contain, plugstack.conf switched on and off between jobs",
+      snapshots: $sc,
+      job_state_entries_after: $spank_after.job_state_entries,
+      node_mount_growth: ([$spank_after.slurmd_node1.mounts - $spank_before.slurmd_node1.mounts,
+                           $spank_after.slurmd_node2.mounts - $spank_before.slurmd_node2.mounts]),
+      node_process_growth: ([$spank_after.slurmd_node1.node_processes - $spank_before.slurmd_node1.node_processes,
+                             $spank_after.slurmd_node2.node_processes - $spank_before.slurmd_node2.node_processes])},
     cleanup: {jobs: $jobs, setup: "JobContainerType=job_container/slurm_jail, PrologFlags=Contain",
       snapshots: $cl,
       job_state_entries_after: $after.job_state_entries,
@@ -86,6 +94,12 @@ def launch($name; $command):
            .memory.slurmstepd_fd_growth; 0; "fds"),
     target("slurmstepd_rss_growth"; "RSS of a jailed step's slurmstepd, job \($jobs) vs job 10";
            .memory.slurmstepd_rss_growth_kb; 1024; "kB"),
+    target("spank_job_state_left"; "job state entries (STATE/jobs/*) left on the nodes after the memory runs (jobs with chroot.so switched off between their steps and their epilog included), chroot.so alone";
+           .spank_cleanup.job_state_entries_after; 0; "entries"),
+    target("spank_process_growth"; "processes on the nodes (job inits included), after the memory runs minus before (worst node), chroot.so alone";
+           (.spank_cleanup.node_process_growth | max); 0; "processes"),
+    target("spank_mount_growth"; "mounts in slurmd's namespace, after the memory runs minus before (worst node), chroot.so alone";
+           (.spank_cleanup.node_mount_growth | max); 0; "mounts"),
     target("jc_job_state_left"; "job state entries (STATE/jobs/*) left on the nodes after \($jobs) jobs, job container";
            .cleanup.job_state_entries_after; 0; "entries"),
     target("jc_mount_growth"; "mounts in the nodes' and the host's tables, after \($jobs) jobs minus before (worst), job container";

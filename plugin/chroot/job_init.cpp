@@ -14,6 +14,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <functional>
 #include <linux/close_range.h>
 #include <poll.h>
 #include <sched.h>
@@ -104,6 +105,27 @@ void protect_and_name(const char *name) noexcept {
     }
     (void)::prctl(PR_SET_NAME, name, 0, 0, 0);
     rename_command_line(name);
+}
+
+// Makes the tasks' view (then `more`, when given), names the process and
+// reports "ok" or the error to `ready_fd`; a failure ends the process.
+void make_view_and_report(const ProcOptions &proc, int ready_fd, const char *name,
+                          const std::function<Status()> &more = {}) noexcept {
+    try {
+        Status s = make_tasks_view(proc);
+        if (s.ok() && more) {
+            s = more();
+        }
+        if (s.ok()) {
+            protect_and_name(name);
+        }
+        report(ready_fd, s.ok() ? "ok\n" : "error " + s.message() + "\n");
+        if (!s.ok()) {
+            ::_exit(1);
+        }
+    } catch (...) {
+        ::_exit(1);
+    }
 }
 
 // Standard streams on /dev/null, every other inherited fd closed but the
@@ -257,18 +279,7 @@ void run_session_init(const ProcOptions &proc, int ready_fd, int life_fd) noexce
     // Also ends with its parent (the session's privileged process): the
     // lifeline alone would wait for every process that inherited its end.
     (void)::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    try {
-        const Status s = make_tasks_view(proc);
-        if (s.ok()) {
-            protect_and_name("sjail-ssh-init");
-        }
-        report(ready_fd, s.ok() ? "ok\n" : "error " + s.message() + "\n");
-        if (!s.ok()) {
-            ::_exit(1);
-        }
-    } catch (...) {
-        ::_exit(1);
-    }
+    make_view_and_report(proc, ready_fd, "sjail-ssh-init");
     close_inherited_fds({life_fd});
     const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     for (int fd = 0; fd <= 2 && null >= 0; ++fd) {
@@ -283,24 +294,10 @@ void run_session_init(const ProcOptions &proc, int ready_fd, int life_fd) noexce
 void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd,
                   const JobLifeline &lifeline) noexcept {
     int job_proc = -1;
-    try {
-        Status s = make_tasks_view(proc);
-        if (s.ok()) {
-            job_proc = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            if (job_proc < 0) {
-                s = Status::from_errno("opening the job's /proc");
-            }
-        }
-        if (s.ok()) {
-            protect_and_name("sjail-job-init");
-        }
-        report(ready_fd, s.ok() ? "ok\n" : "error " + s.message() + "\n");
-        if (!s.ok()) {
-            ::_exit(1);
-        }
-    } catch (...) {
-        ::_exit(1);
-    }
+    make_view_and_report(proc, ready_fd, "sjail-job-init", [&job_proc] {
+        job_proc = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return job_proc >= 0 ? Status() : Status::from_errno("opening the job's /proc");
+    });
     // Nothing of the creator's but the lifeline: its caller waits for EOF on
     // the report pipe, which this process must not hold.
     close_inherited_fds({keep_fd, job_proc, lifeline.node_proc, lifeline.node_mnt});
@@ -315,21 +312,8 @@ void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd,
     live_until_the_job_is_gone(job_proc, lifeline);
 }
 
-} // namespace sjail
-
-namespace sjail {
-
 void run_tasks_view_maker(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept {
-    try {
-        const Status s = make_tasks_view(proc);
-        (void)::prctl(PR_SET_NAME, "sjail-job-view", 0, 0, 0);
-        report(ready_fd, s.ok() ? "ok\n" : "error " + s.message() + "\n");
-        if (!s.ok()) {
-            ::_exit(1);
-        }
-    } catch (...) {
-        ::_exit(1);
-    }
+    make_view_and_report(proc, ready_fd, "sjail-job-view");
     close_inherited_fds({keep_fd});
     char byte = 0;
     while (::read(keep_fd, &byte, 1) < 0 && errno == EINTR) {

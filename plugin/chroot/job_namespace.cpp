@@ -16,6 +16,7 @@
 #include <csignal>
 #include <dirent.h>
 #include <fcntl.h>
+#include <functional>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
@@ -174,6 +175,41 @@ Status make_stepd_view_noexec() {
     return {};
 }
 
+// In the creator, once its children go to the job's PID namespace: forks
+// the process that makes and holds the tasks' view (`run`, which never
+// returns, given its report and lifeline fds), waits for its report, then
+// closes the stepd view to execution. `keep_out` is the holder's lifeline.
+Status start_tasks_view_holder(const char *what, const std::function<void(int, int)> &run,
+                               pid_t &pid, Fd &keep_out) {
+    Pipe ready;
+    Pipe keep;
+    if (auto s = make_pipe(ready); !s.ok()) {
+        return s;
+    }
+    if (auto s = make_pipe(keep); !s.ok()) {
+        return s;
+    }
+    pid = ::fork();
+    if (pid == 0) {
+        ready.read.reset();
+        keep.write.reset();
+        run(ready.write.get(), keep.read.get());
+        ::_exit(1);
+    }
+    if (pid < 0) {
+        return Status::from_errno(std::string("fork ") + what);
+    }
+    ready.write.reset();
+    keep.read.reset();
+    keep_out = std::move(keep.write);
+    const std::string line = read_line(ready.read.get());
+    if (line != "ok\n") {
+        return Status::failure(line.rfind("error ", 0) == 0 ? line.substr(6, line.size() - 7)
+                                                            : std::string(what) + " died");
+    }
+    return make_stepd_view_noexec();
+}
+
 // A detached copy of the mount at `path` (the job's /tmp or /dev/shm in its
 // current view): the same filesystem, so what the job wrote there stays.
 Status clone_mount(const char *path, Fd &out) {
@@ -233,32 +269,10 @@ Status refresh_in_child(const Inputs &in, pid_t &maker, Fd &keep_maker) {
     if (::setns(in.job_pid, CLONE_NEWPID) != 0) {
         return Status::from_errno("entering the job's PID namespace");
     }
-    Pipe ready;
-    Pipe keep;
-    if (auto s = make_pipe(ready); !s.ok()) {
-        return s;
-    }
-    if (auto s = make_pipe(keep); !s.ok()) {
-        return s;
-    }
-    maker = ::fork();
-    if (maker == 0) {
-        ready.read.reset();
-        keep.write.reset();
-        run_tasks_view_maker(in.proc, ready.write.get(), keep.read.get());
-    }
-    if (maker < 0) {
-        return Status::from_errno("fork in the job's PID namespace");
-    }
-    ready.write.reset();
-    keep.read.reset();
-    keep_maker = std::move(keep.write);
-    const std::string line = read_line(ready.read.get());
-    if (line != "ok\n") {
-        return Status::failure(line.rfind("error ", 0) == 0 ? line.substr(6, line.size() - 7)
-                                                            : "the job's view maker died");
-    }
-    return make_stepd_view_noexec();
+    return start_tasks_view_holder(
+        "the job's view maker",
+        [&in](int ready_fd, int keep_fd) { run_tasks_view_maker(in.proc, ready_fd, keep_fd); },
+        maker, keep_maker);
 }
 
 // In the creator child: the stepd view, then the job's PID namespace and its
@@ -304,36 +318,16 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
     if (::unshare(CLONE_NEWPID) != 0) {
         return Status::from_errno("making the job's PID namespace");
     }
-    Pipe ready;
-    Pipe keep;
-    if (auto s = make_pipe(ready); !s.ok()) {
-        return s;
-    }
-    if (auto s = make_pipe(keep); !s.ok()) {
-        return s;
-    }
-    init = ::fork();
-    if (init == 0) {
-        ready.read.reset();
-        keep.write.reset();
-        JobLifeline lifeline{in.job, node_proc.get(), node_mnt.get(), {}};
-        lifeline.end_job = [&in, &lifeline] {
-            end_job_from_its_init(in.config, in.job, lifeline.node_mnt, lifeline.node_proc);
-        };
-        run_job_init(in.proc, ready.write.get(), keep.read.get(), lifeline);
-    }
-    if (init < 0) {
-        return Status::from_errno("fork the job's init");
-    }
-    ready.write.reset();
-    keep.read.reset();
-    keep_init = std::move(keep.write);
-    const std::string line = read_line(ready.read.get());
-    if (line != "ok\n") {
-        return Status::failure(line.rfind("error ", 0) == 0 ? line.substr(6, line.size() - 7)
-                                                            : "the job's init died");
-    }
-    return make_stepd_view_noexec();
+    return start_tasks_view_holder(
+        "the job's init",
+        [&](int ready_fd, int keep_fd) {
+            JobLifeline lifeline{in.job, node_proc.get(), node_mnt.get(), {}};
+            lifeline.end_job = [&in, &lifeline] {
+                end_job_from_its_init(in.config, in.job, lifeline.node_mnt, lifeline.node_proc);
+            };
+            run_job_init(in.proc, ready_fd, keep_fd, lifeline);
+        },
+        init, keep_init);
 }
 
 // The creator. Reports, then waits on `hold_fd`: a "k" from the caller (it
