@@ -206,6 +206,14 @@ void look_for_stepd(int node_proc, std::uint32_t job, bool &seen, bool &extern_s
     const timespec every{JobWatch::kCheckEvery.count(), 0};
     JobWatch watch(JobWatch::Clock::now());
     auto last_look = JobWatch::Clock::now();
+    if (lifeline.node_proc >= 0) {
+        // A step of the job is making it now: whether the job has an extern
+        // step is seen at once, before a short job's steps are all gone.
+        bool stepd = false;
+        bool extern_step = false;
+        look_for_stepd(lifeline.node_proc, lifeline.job, stepd, extern_step);
+        watch.saw(last_look, true, extern_step);
+    }
     while (true) {
         (void)::sigtimedwait(&child, nullptr, &every);
         while (::waitpid(-1, nullptr, WNOHANG) > 0) {

@@ -89,7 +89,8 @@ std::optional<std::uint32_t> real_uid_of_status(std::string_view status);
 //   kUncontainedGrace  otherwise: without an extern step an allocation may
 //                      have nothing on the node between two steps (salloc),
 //                      and its /tmp must outlast such a pause.
-// The extern step is looked for during the first kLookForExtern.
+// The extern step is looked for when the init starts (its job is alive
+// then) and during the first kLookForExtern.
 class JobWatch {
   public:
     using Clock = std::chrono::steady_clock;

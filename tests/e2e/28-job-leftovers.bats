@@ -73,6 +73,21 @@ set_plugstack() {
     refute_output --partial "/run/slurm-jail/jobs/$job/"
 }
 
+@test "a job that ends within a second of its first step, its epilog without chroot.so, leaves nothing either" {
+    # The benchmarks' A/B switch: chroot.so is switched off right after a
+    # short job's only step, before its job epilog runs. Its init has to know
+    # at once that the job has an extern step (PrologFlags=Contain), or it
+    # would wait an hour for the job's next step.
+    run ush "sbatch --parsable -w node1 -o $T/short.out --wrap 'echo stepped; sleep 1'"
+    assert_success
+    local job=$output
+    wait_until 30 grep -q stepped "$HOST_HOME/$T/short.out"
+    set_plugstack "# chroot.so off"
+    wait_until 30 bash -c "[ -z \"\$('$LC' run -- squeue -h -j $job 2>/dev/null)\" ]"
+    set_plugstack "$(cat "$BATS_TEST_TMPDIR/plugstack.conf")"
+    wait_until 60 test ! -e "$(job_state_dir node1 "$job")"
+}
+
 @test "local-cluster down ends every job's init and removes what the jobs left" {
     run ush "sbatch --parsable -N2 -o /dev/null --wrap 'srun sleep 922'"
     assert_success
