@@ -74,7 +74,7 @@ json() { jq -e "$@" "$out/latest.json"; }
     grep -q '^## Step launch on the local cluster' "$out/latest.md"
     grep -q '^### Step entry with per-job namespaces' "$out/latest.md"
     grep -q '^## Job cleanup with the job container' "$out/latest.md"
-    [ "$(grep -cE '\*\*(PASS|MISS)\*\*' "$out/latest.md")" -eq 20 ]
+    [ "$(grep -cE '\*\*(PASS|MISS)\*\*' "$out/latest.md")" -eq 23 ]
 }
 
 @test "nothing is left behind: no bench mounts, no cluster processes" {
