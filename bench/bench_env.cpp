@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bench_env.hpp"
 
-#include "config.hpp"
-#include "jail_view.hpp"
-#include "job_namespace.hpp"
 #include "kit/child.hpp"
 #include "kit/files.hpp"
 #include "kit/jail_skeleton.hpp"
 #include "kit/node.hpp"
-#include "mount_plan.hpp"
-#include "node_namespace.hpp"
-#include "node_stamp_sys.hpp"
-#include "step_decision.hpp"
-#include "step_entry.hpp"
+#include "sjail/core/config.hpp"
+#include "sjail/core/mount_plan.hpp"
+#include "sjail/core/step_decision.hpp"
+#include "sjail/sys/jail_view.hpp"
+#include "sjail/sys/job_namespace.hpp"
+#include "sjail/sys/node_namespace.hpp"
+#include "sjail/sys/node_stamp.hpp"
+#include "sjail/sys/step_entry.hpp"
 
 #include <algorithm>
 #include <array>

@@ -46,14 +46,14 @@ extern const unsigned int spank_plugin_version;
 SPANK_PLUGIN(chroot, 1)
 }
 
-#include "config.hpp"
-#include "dead_end.hpp"
-#include "job_namespace.hpp"
-#include "node_namespace.hpp"
-#include "node_stamp_sys.hpp"
-#include "path_rules.hpp"
-#include "step_decision.hpp"
-#include "step_entry.hpp"
+#include "sjail/core/config.hpp"
+#include "sjail/core/path_rules.hpp"
+#include "sjail/core/step_decision.hpp"
+#include "sjail/sys/dead_end.hpp"
+#include "sjail/sys/job_namespace.hpp"
+#include "sjail/sys/node_namespace.hpp"
+#include "sjail/sys/node_stamp.hpp"
+#include "sjail/sys/step_entry.hpp"
 
 #include <csignal>
 #include <cstdlib>

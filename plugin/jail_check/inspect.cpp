@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "inspect.hpp"
 
-#include "jail_policy.hpp"
-#include "jail_view.hpp"
-#include "node_gpu.hpp"
 #include "requirements.hpp"
-#include "safe_open.hpp"
-#include "small_file.hpp"
-#include "trusted_path.hpp"
+#include "sjail/core/jail_policy.hpp"
+#include "sjail/sys/gpu_view.hpp"
+#include "sjail/sys/jail_view.hpp"
+#include "sjail/sys/safe_open.hpp"
+#include "sjail/sys/small_file.hpp"
+#include "sjail/sys/trusted_path.hpp"
 
 #include <algorithm>
 #include <fcntl.h>

@@ -4,9 +4,9 @@
 // followed (trusted root-owned links in system paths stay inside the jail).
 #pragma once
 
-#include "config.hpp"
 #include "finding.hpp"
 #include "plugstack.hpp"
+#include "sjail/core/config.hpp"
 #include "slurm_conf.hpp"
 
 #include <vector>

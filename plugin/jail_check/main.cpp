@@ -2,10 +2,10 @@
 // slurm-jail-check: checks a node and its jail against the chroot.so line
 // of plugstack.conf and lists every problem at once, each with its fix.
 // See man/slurm-jail-check.8.
-#include "config.hpp"
 #include "finding.hpp"
 #include "inspect.hpp"
 #include "plugstack.hpp"
+#include "sjail/core/config.hpp"
 #include "slurm_conf.hpp"
 
 #include <CLI/CLI.hpp>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "requirements.hpp"
 
-#include "mount_plan.hpp"
-#include "path_rules.hpp"
 #include "plugstack.hpp"
+#include "sjail/core/mount_plan.hpp"
+#include "sjail/core/path_rules.hpp"
 
 #include <algorithm>
 

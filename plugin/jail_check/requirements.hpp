@@ -4,9 +4,9 @@
 // Pure: the system layer (inspect.hpp) looks at the node and the jail.
 #pragma once
 
-#include "config.hpp"
 #include "finding.hpp"
-#include "gpu_driver.hpp"
+#include "sjail/core/config.hpp"
+#include "sjail/core/gpu_driver.hpp"
 #include "slurm_conf.hpp"
 
 #include <string>

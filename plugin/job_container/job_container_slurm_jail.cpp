@@ -21,7 +21,7 @@ extern "C" {
 #include <slurm/spank.h> // slurm_error
 }
 
-#include "dead_end.hpp"
+#include "sjail/sys/dead_end.hpp"
 
 #include <cstdint>
 #include <dlfcn.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "job_owner.hpp"
 
-#include "child_process.hpp"
 #include "session_plan.hpp"
+#include "sjail/sys/child_process.hpp"
 
 extern "C" {
 #include <slurm/slurm.h>

@@ -11,7 +11,7 @@
 // session is refused.
 #pragma once
 
-#include "status.hpp"
+#include "sjail/core/status.hpp"
 
 #include <cstdint>
 #include <sys/types.h>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "session_entry.hpp"
 
-#include "child_process.hpp"
-#include "jail_view.hpp"
-#include "job_init.hpp"
-#include "job_layout.hpp"
-#include "proc_setup.hpp"
-#include "safe_open.hpp"
-#include "step_entry.hpp"
+#include "sjail/core/job_layout.hpp"
+#include "sjail/sys/child_process.hpp"
+#include "sjail/sys/jail_view.hpp"
+#include "sjail/sys/job_init.hpp"
+#include "sjail/sys/proc_options.hpp"
+#include "sjail/sys/safe_open.hpp"
+#include "sjail/sys/step_entry.hpp"
 
 #include <array>
 #include <dirent.h>

@@ -7,12 +7,12 @@
 // which forks the session's processes next) into the jail.
 #pragma once
 
-#include "config.hpp"
-#include "job_namespace.hpp"
-#include "node_namespace.hpp"
-#include "proc_options.hpp"
 #include "session_plan.hpp"
-#include "status.hpp"
+#include "sjail/core/config.hpp"
+#include "sjail/core/proc_options.hpp"
+#include "sjail/core/status.hpp"
+#include "sjail/sys/job_namespace.hpp"
+#include "sjail/sys/node_namespace.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -8,7 +8,7 @@
 // jail's /etc/passwd.
 #pragma once
 
-#include "status.hpp"
+#include "sjail/core/status.hpp"
 
 #include <cstdint>
 #include <optional>

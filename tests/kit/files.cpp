@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kit/files.hpp"
 
-#include "path_rules.hpp"
+#include "sjail/core/path_rules.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -2,7 +2,7 @@
 #include "kit/node.hpp"
 
 #include "kit/files.hpp"
-#include "path_rules.hpp"
+#include "sjail/core/path_rules.hpp"
 
 #include <fstream>
 #include <sched.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Every way a builder can end is judged; only an explicit, matching success
 // token with exit status 0 is success.
-#include "builder_report.hpp"
+#include "sjail/core/builder_report.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,13 +2,13 @@
 // Root-level: a builder that misbehaves in any way is refused and its
 // namespace is never kept; a slow builder whose caller is interrupted by
 // signals still gets through. Linked with sjail_sys_faults (builder.hpp).
-#include "builder.hpp"
-#include "node_namespace.hpp"
-#include "node_state.hpp"
-#include "ns_bind.hpp"
 #include "sandbox.hpp"
-#include "small_file.hpp"
-#include "step_entry.hpp"
+#include "sjail/sys/builder.hpp"
+#include "sjail/sys/node_namespace.hpp"
+#include "sjail/sys/ns_bind.hpp"
+#include "sjail/sys/small_file.hpp"
+#include "sjail/sys/state_dir.hpp"
+#include "sjail/sys/step_entry.hpp"
 
 #include <chrono>
 #include <csignal>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "config.hpp"
+#include "sjail/core/config.hpp"
 
 #include <gtest/gtest.h>
 

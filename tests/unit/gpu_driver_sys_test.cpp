@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Root-level: finding the fake NVIDIA driver on a sandbox node, and refusing
 // one that a user could have planted or redirected.
-#include "driver_memo.hpp"
-#include "gpu_driver_sys.hpp"
 #include "gpu_sandbox.hpp"
 #include "ldconfig_fixture.hpp"
 #include "sandbox.hpp"
+#include "sjail/core/driver_memo.hpp"
+#include "sjail/sys/gpu_driver.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -6,13 +6,13 @@
 // view, a missing or unbindable driver fails closed, and the jail's files
 // never change.
 #include "gpu_sandbox.hpp"
-#include "ld_cache.hpp"
 #include "ldconfig_fixture.hpp"
-#include "node_namespace.hpp"
-#include "node_state.hpp"
 #include "sandbox.hpp"
-#include "small_file.hpp"
-#include "step_entry.hpp"
+#include "sjail/core/ld_cache.hpp"
+#include "sjail/sys/node_namespace.hpp"
+#include "sjail/sys/small_file.hpp"
+#include "sjail/sys/state_dir.hpp"
+#include "sjail/sys/step_entry.hpp"
 
 #include <fcntl.h>
 #include <filesystem>

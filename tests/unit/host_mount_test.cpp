@@ -2,9 +2,9 @@
 // Root-level, in the host's own mount namespace: preparing the jail adds only
 // the two node-level mounts under the state directory, jobs add nothing, and
 // releasing removes them again.
-#include "node_namespace.hpp"
 #include "sandbox.hpp"
-#include "step_entry.hpp"
+#include "sjail/sys/node_namespace.hpp"
+#include "sjail/sys/step_entry.hpp"
 
 #include <filesystem>
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Root-level: every way the jail or a node path can be wrong or planted must
 // refuse jail entry with a clear message, and leave host and jail untouched.
-#include "jail_policy.hpp"
-#include "node_namespace.hpp"
 #include "sandbox.hpp"
+#include "sjail/core/jail_policy.hpp"
+#include "sjail/sys/node_namespace.hpp"
 
 #include <filesystem>
 #include <functional>

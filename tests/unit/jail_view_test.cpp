@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Root-level: build the node namespace for real, enter it, look around.
-#include "node_namespace.hpp"
 #include "sandbox.hpp"
-#include "step_entry.hpp"
+#include "sjail/sys/node_namespace.hpp"
+#include "sjail/sys/step_entry.hpp"
 
 #include <fcntl.h>
 #include <functional>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Root-level: a job's own namespaces on a sandbox node, entered as slurmstepd
 // and its tasks enter them.
-#include "job_layout.hpp"
-#include "job_namespace.hpp"
-#include "node_namespace.hpp"
-#include "node_state.hpp"
 #include "sandbox.hpp"
-#include "step_entry.hpp"
+#include "sjail/core/job_layout.hpp"
+#include "sjail/sys/job_namespace.hpp"
+#include "sjail/sys/node_namespace.hpp"
+#include "sjail/sys/state_dir.hpp"
+#include "sjail/sys/step_entry.hpp"
 
 #include <csignal>
 #include <dirent.h>

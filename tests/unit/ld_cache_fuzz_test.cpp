@@ -3,8 +3,8 @@
 // randomly corrupted caches must give an error or a parse, never a read
 // outside the input or a crash. Built from ld_cache.cpp itself with the
 // sanitizers on (see CMakeLists.txt).
-#include "ld_cache.hpp"
 #include "ldconfig_fixture.hpp"
+#include "sjail/core/ld_cache.hpp"
 
 #include <gtest/gtest.h>
 #include <random>

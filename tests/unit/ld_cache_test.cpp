@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The loader cache parser, on caches made by the node's real ldconfig.
-#include "ld_cache.hpp"
 #include "ldconfig_fixture.hpp"
+#include "sjail/core/ld_cache.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,12 +2,12 @@
 // Root-level: the node's driver mounted into a small jail, a node-local
 // loader cache built over it, and programs in the jail finding the driver by
 // name, as jobs do. The jail's own files must not change.
-#include "gpu_driver_sys.hpp"
 #include "gpu_sandbox.hpp"
 #include "ldconfig_fixture.hpp"
-#include "loader_cache_sys.hpp"
-#include "safe_open.hpp"
 #include "sandbox.hpp"
+#include "sjail/sys/gpu_driver.hpp"
+#include "sjail/sys/ld_cache.hpp"
+#include "sjail/sys/safe_open.hpp"
 
 #include <algorithm>
 #include <filesystem>

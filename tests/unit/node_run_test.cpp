@@ -3,9 +3,9 @@
 // tmpfs), so nothing a user plants in the shared jail's /run redirects a
 // bind, and the jail needs no mount points below /run; run=jail keeps the
 // jail's own /run with its old rules.
-#include "node_namespace.hpp"
 #include "sandbox.hpp"
-#include "step_entry.hpp"
+#include "sjail/sys/node_namespace.hpp"
+#include "sjail/sys/step_entry.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "node_stamp.hpp"
-#include "proc_options.hpp"
+#include "sjail/core/node_stamp.hpp"
+#include "sjail/core/proc_options.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "path_rules.hpp"
+#include "sjail/core/path_rules.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

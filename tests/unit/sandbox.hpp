@@ -3,10 +3,10 @@
 // built from scratch, on the test kit (tests/kit) that the benchmarks share.
 #pragma once
 
-#include "config.hpp"
 #include "kit/child.hpp"
 #include "kit/files.hpp"
 #include "kit/node.hpp"
+#include "sjail/core/config.hpp"
 
 #include <string>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "step_decision.hpp"
+#include "sjail/core/step_decision.hpp"
 
 #include <gtest/gtest.h>
 

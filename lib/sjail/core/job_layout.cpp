@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sjail/core/job_layout.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace sjail {
+namespace {
+
+template <typename T> std::optional<T> number(std::string_view text) {
+    T value{};
+    const auto *end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (text.empty() || ec != std::errc() || ptr != end) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+} // namespace
+
+std::string jobs_dir(const std::string &state) {
+    return state + "/jobs";
+}
+
+JobPaths job_paths(const std::string &state, std::uint32_t job) {
+    const std::string dir = jobs_dir(state) + "/" + std::to_string(job);
+    return {dir,           dir + "/stepd", dir + "/tasks", dir + "/pid",
+            dir + "/init", dir + "/lock",  dir + "/ready"};
+}
+
+std::optional<std::uint32_t> job_of_entry(std::string_view name) {
+    if (name.empty() || name.front() == '0') {
+        return std::nullopt;
+    }
+    return number<std::uint32_t>(name);
+}
+
+std::string job_tmp_name(std::uint32_t job) {
+    return "job-" + std::to_string(job);
+}
+
+std::string format_init_id(const InitId &id) {
+    return std::to_string(id.pid) + " " + std::to_string(id.start_time) + "\n";
+}
+
+std::optional<InitId> parse_init_id(std::string_view text) {
+    if (!text.empty() && text.back() == '\n') {
+        text.remove_suffix(1);
+    }
+    const auto space = text.find(' ');
+    if (space == std::string_view::npos) {
+        return std::nullopt;
+    }
+    const auto pid = number<pid_t>(text.substr(0, space));
+    const auto start = number<std::uint64_t>(text.substr(space + 1));
+    if (!pid || !start || *pid <= 0) {
+        return std::nullopt;
+    }
+    return InitId{*pid, *start};
+}
+
+namespace {
+
+// Field `wanted` (3 or more) of a /proc/PID/stat line.
+std::optional<std::uint64_t> stat_field(std::string_view stat, int wanted) {
+    const auto close = stat.rfind(')');
+    if (close == std::string_view::npos || wanted < 3) {
+        return std::nullopt;
+    }
+    // After ") ": field 3 (state) is the first.
+    std::string_view rest = stat.substr(close + 1);
+    for (int field = 3; field <= wanted; ++field) {
+        const auto start = rest.find_first_not_of(' ');
+        if (start == std::string_view::npos) {
+            return std::nullopt;
+        }
+        rest = rest.substr(start);
+        const auto end = std::min(rest.find_first_of(" \n"), rest.size());
+        if (field == wanted) {
+            return number<std::uint64_t>(rest.substr(0, end));
+        }
+        rest = rest.substr(end);
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::uint64_t> start_time_of_stat(std::string_view stat) {
+    return stat_field(stat, 22);
+}
+
+std::optional<ArgArea> arg_area_of_stat(std::string_view stat) {
+    const auto start = stat_field(stat, 48);
+    const auto end = stat_field(stat, 49);
+    if (!start || !end || *start == 0 || *end <= *start) {
+        return std::nullopt;
+    }
+    return ArgArea{*start, *end};
+}
+
+std::optional<StepdOf> stepd_of_cmdline(std::string_view cmdline) {
+    constexpr std::string_view prefix = "slurmstepd: [";
+    if (cmdline.substr(0, prefix.size()) != prefix) {
+        return std::nullopt;
+    }
+    const auto rest = cmdline.substr(prefix.size());
+    const auto dot = rest.find('.');
+    const auto close = rest.find(']');
+    if (dot == std::string_view::npos || close == std::string_view::npos || close < dot) {
+        return std::nullopt;
+    }
+    const auto job = number<std::uint32_t>(rest.substr(0, dot));
+    if (!job || rest.substr(0, 1) == "0") {
+        return std::nullopt;
+    }
+    return StepdOf{*job, rest.substr(dot + 1, close - dot - 1) == "extern"};
+}
+
+std::optional<std::uint32_t> real_uid_of_status(std::string_view status) {
+    constexpr std::string_view key = "\nUid:";
+    const auto at = status.find(key);
+    if (at == std::string_view::npos) {
+        return std::nullopt;
+    }
+    auto rest = status.substr(at + key.size());
+    const auto start = rest.find_first_not_of(" \t");
+    if (start == std::string_view::npos) {
+        return std::nullopt;
+    }
+    rest = rest.substr(start);
+    return number<std::uint32_t>(rest.substr(0, rest.find_first_of(" \t\n")));
+}
+
+bool JobWatch::wants_node_scan(Clock::time_point now, bool others_in_namespace) const {
+    return !others_in_namespace || (!contained_ && now - start_ < kLookForExtern);
+}
+
+void JobWatch::saw(Clock::time_point now, bool job_seen, bool extern_seen) {
+    contained_ = contained_ || extern_seen;
+    if (job_seen || extern_seen) {
+        last_seen_ = now;
+    }
+}
+
+bool JobWatch::gone(Clock::time_point now) const {
+    return now - last_seen_ >= (contained_ ? kContainedGrace : kUncontainedGrace);
+}
+
+} // namespace sjail

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sjail/core/node_stamp.hpp"
+
+namespace sjail {
+
+std::string namespace_stamp(const Config &config, const std::string &plugin_id, const FileId &jail,
+                            const std::vector<SourceId> &sources, const std::string &gpu,
+                            const std::string &node_proc) {
+    std::string text = "plugin " + plugin_id + "\n";
+    text += "settings " + fingerprint(config) + "\n";
+    text += "jail " + std::to_string(jail.dev) + ":" + std::to_string(jail.ino) + "\n";
+    for (const auto &source : sources) {
+        text += "source " + source.path + " " + std::to_string(source.id.dev) + ":" +
+                std::to_string(source.id.ino) + " mnt " + std::to_string(source.mount_id) + "\n";
+    }
+    if (config.proc_options.empty()) {
+        text += "node-proc " + node_proc + "\n";
+    }
+    return text + gpu;
+}
+
+} // namespace sjail

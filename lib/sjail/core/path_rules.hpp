@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pure rules about paths and file modes. No system calls.
+#pragma once
+
+#include "sjail/core/status.hpp"
+
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+#include <vector>
+
+namespace sjail {
+
+// An absolute, normalised path: starts with '/', no empty, "." or ".." components,
+// no trailing '/', no whitespace or ':' (':' separates bind fields).
+Status check_absolute_path(std::string_view what, std::string_view path);
+
+// "/a/b/c" -> {"a", "b", "c"}; "/" -> {}. Expects a path accepted above.
+std::vector<std::string> split_components(std::string_view path);
+
+// True when `path` is `base` or lies below it ("/dev" is under "/dev", "/devx" is not).
+bool is_same_or_below(std::string_view path, std::string_view base);
+
+// The sshd ChrootDirectory rule, for one path component that the jail or a mount
+// target goes through: owned by root, not writable by group or others.
+// Returns an empty status when fine, else a message naming `path`.
+Status check_root_owned(std::string_view path, uid_t owner, mode_t mode);
+
+} // namespace sjail

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sjail/sys/gpu_driver.hpp"
+
+#include "sjail/core/driver_memo.hpp"
+#include "sjail/core/ld_cache.hpp"
+#include "sjail/core/path_rules.hpp"
+#include "sjail/sys/safe_open.hpp"
+#include "sjail/sys/small_file.hpp"
+#include "sjail/sys/trusted_path.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <map>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace sjail {
+namespace {
+
+// `path` (absolute) as seen from the root `root` on the node.
+std::string under(const std::string &root, std::string_view path) {
+    return root == "/" ? std::string(path) : root + std::string(path);
+}
+
+// How a driver root is laid out.
+struct Layout {
+    bool from_cache = false;           // read etc/ld.so.cache
+    std::vector<std::string> lib_dirs; // otherwise list these
+    std::string bin_dir;               // where the binaries are
+    std::string share_dir;             // what stands for /usr/share
+};
+
+// One driver root being searched.
+struct Root {
+    std::string path;  // on the node
+    std::string shown; // prefix for messages ("" for "/")
+    Fd fd;
+    Layout layout;
+    std::map<std::string, TrustedOpen> dirs;  // library directories opened so far
+    std::map<std::string, TrustedOpen> files; // "DIR/REAL" -> the real file
+    TrustedOpen cache;                        // etc/ld.so.cache, opened for reading
+    Status cache_status;                      // why it could not be opened
+};
+
+Status refuse(const Root &root, const std::string &why) {
+    return Status::failure("refusing the NVIDIA driver under " + root.path + ": " + why);
+}
+
+// Opens a library directory of `root` once. `dir` null: missing.
+Status lib_dir(Root &root, const std::string &path, const TrustedOpen *&dir) {
+    dir = nullptr;
+    auto it = root.dirs.find(path);
+    if (it == root.dirs.end()) {
+        TrustedOpen opened;
+        if (auto s = open_trusted(root.fd.get(), root.shown, path, TrustedKind::Directory, opened);
+            !s.ok()) {
+            if (opened.missing) {
+                return {};
+            }
+            return refuse(root, s.message());
+        }
+        it = root.dirs.emplace(path, std::move(opened)).first;
+    }
+    dir = &it->second;
+    return {};
+}
+
+// Follows each candidate's soname links within its directory.
+Status resolve(Root &root, const std::vector<LibraryName> &candidates,
+               std::vector<LibraryName> &resolved, std::vector<std::string> &notes) {
+    for (const auto &c : candidates) {
+        const TrustedOpen *dir = nullptr;
+        if (auto s = lib_dir(root, c.dir, dir); !s.ok()) {
+            return s;
+        }
+        if (dir == nullptr) {
+            notes.push_back(under(root.path, c.dir) + " (listed for " + c.name + ") is missing");
+            continue;
+        }
+        std::string real;
+        TrustedOpen file;
+        if (auto s = open_in_dir(dir->fd.get(), dir->shown, c.name, real, file); !s.ok()) {
+            if (file.missing) {
+                notes.push_back(s.message() + " (a stale loader cache entry)");
+                continue;
+            }
+            return refuse(root, s.message());
+        }
+        resolved.push_back({c.dir, c.name, real});
+        root.files.try_emplace(c.dir + "/" + real, std::move(file));
+    }
+    return {};
+}
+
+// Reads the whole cache for the driver's names.
+Status read_cache_candidates(const TrustedOpen &cache, std::vector<LibraryName> &candidates) {
+    std::string bytes;
+    if (auto s = read_whole_file(cache.fd.get(), cache.shown, bytes); !s.ok()) {
+        return s;
+    }
+    // Most nodes have no driver, and every step asks: a well-formed cache in
+    // which neither name the version is read from occurs lists no driver,
+    // without parsing its every entry.
+    if (bytes.starts_with("glibc-ld.so.cache1.1") &&
+        bytes.find("libcuda.so.1") == std::string::npos &&
+        bytes.find("libnvidia-ml.so.1") == std::string::npos) {
+        candidates.clear();
+        return {};
+    }
+    LdCache parsed;
+    if (auto s = parse_ld_cache(bytes, parsed); !s.ok()) {
+        return Status::failure("the loader cache " + cache.shown +
+                               " cannot be read: " + s.message());
+    }
+    candidates = driver_library_candidates(parsed);
+    return {};
+}
+
+// The driver's names in `root`'s loader cache: from `memo` while the cache
+// is the file the memo was made from, else read; `memo_out` is the memo of
+// what was used.
+Status cache_candidates(Root &root, const std::string &memo, std::vector<LibraryName> &candidates,
+                        std::string &memo_out) {
+    if (!root.cache_status.ok()) {
+        return refuse(root, root.cache_status.message());
+    }
+    const TrustedOpen &cache = root.cache;
+    std::string key = identity_stamp_line("ld.so.cache " + cache.shown, file_identity(cache.st));
+    key.pop_back(); // its newline
+    if (driver_memo_lookup(memo, key, candidates)) {
+        memo_out = memo;
+        return {};
+    }
+    if (auto s = read_cache_candidates(cache, candidates); !s.ok()) {
+        return s;
+    }
+    memo_out = driver_memo_text(key, candidates);
+    return {};
+}
+
+Status listed_candidates(Root &root, std::vector<LibraryName> &candidates) {
+    for (const auto &path : root.layout.lib_dirs) {
+        const TrustedOpen *dir = nullptr;
+        if (auto s = lib_dir(root, path, dir); !s.ok()) {
+            return s;
+        }
+        if (dir == nullptr) {
+            continue;
+        }
+        const int fd = ::openat(dir->fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *listing = fd < 0 ? nullptr : ::fdopendir(fd);
+        if (listing == nullptr) {
+            if (fd >= 0) {
+                ::close(fd);
+            }
+            return Status::from_errno("list " + dir->shown);
+        }
+        std::vector<std::string> names;
+        while (const dirent *e = ::readdir(listing)) {
+            if (is_driver_library_name(e->d_name)) {
+                names.emplace_back(e->d_name);
+            }
+        }
+        ::closedir(listing);
+        std::sort(names.begin(), names.end());
+        for (auto &n : names) {
+            candidates.push_back({path, std::move(n), ""});
+        }
+    }
+    return {};
+}
+
+// Reads the layout of `root`. `is_root` false: nothing there to read.
+Status read_layout(Root &root, bool &is_root) {
+    is_root = false;
+    root.cache_status = open_trusted(root.fd.get(), root.shown, "/etc/ld.so.cache",
+                                     TrustedKind::File, root.cache, true);
+    if (root.cache_status.ok() || !root.cache.missing) {
+        root.layout = {true, {}, "/usr/bin", "/usr/share"};
+        is_root = true;
+        return {};
+    }
+    if (root.path == "/") {
+        return {}; // the node itself without a loader cache: no driver from it
+    }
+    for (const char *dir : {"/lib64", "/lib"}) {
+        TrustedOpen d;
+        if (open_trusted(root.fd.get(), root.shown, dir, TrustedKind::Directory, d).ok() ||
+            !d.missing) {
+            is_root = true;
+        }
+    }
+    root.layout = {false, {"/lib64", "/lib"}, "/bin", "/share"};
+    return {};
+}
+
+// Records the file behind `opened` as a driver file of `kind` and keeps its
+// fd; the caller adds what only its kind has (name, links, view_path).
+DriverFile &add_file(NodeDriver &out, DriverFileKind kind, DriverUse use, TrustedOpen &opened) {
+    DriverFile &file = out.files.emplace_back();
+    file.kind = kind;
+    file.node_path = opened.shown;
+    file.use = use;
+    file.identity = file_identity(opened.st);
+    out.fds.push_back(std::move(opened.fd));
+    return file;
+}
+
+Status add_libraries(Root &root, const DriverSelection &selection, NodeDriver &out) {
+    for (const auto &lib : selection.libraries) {
+        auto it = root.files.find(lib.dir + "/" + lib.real);
+        if (it == root.files.end()) {
+            return Status::failure("internal: " + lib.real + " was selected but not opened");
+        }
+        DriverFile &f = add_file(out, DriverFileKind::Library, lib.use, it->second);
+        f.name = lib.real;
+        f.links = lib.links;
+    }
+    return {};
+}
+
+Status add_binaries(Root &root, NodeDriver &out) {
+    const TrustedOpen *dir = nullptr;
+    if (auto s = lib_dir(root, root.layout.bin_dir, dir); !s.ok() || dir == nullptr) {
+        return s;
+    }
+    for (const auto &spec : driver_binaries()) {
+        std::string real;
+        TrustedOpen file;
+        const std::string name(spec.path);
+        if (auto s = open_in_dir(dir->fd.get(), dir->shown, name, real, file); !s.ok()) {
+            if (file.missing) {
+                continue; // not every driver ships every tool
+            }
+            return refuse(root, s.message());
+        }
+        add_file(out, DriverFileKind::Binary, spec.use, file).name = name;
+    }
+    return {};
+}
+
+// An optional node file or directory: found (true), missing (false), or refused.
+Status open_optional(int root_fd, const std::string &shown_root, const std::string &path,
+                     TrustedKind kind, TrustedOpen &opened, bool &found) {
+    found = false;
+    if (auto s = open_trusted(root_fd, shown_root, path, kind, opened); !s.ok()) {
+        if (opened.missing) {
+            return {};
+        }
+        return Status::failure("refusing " + under(shown_root.empty() ? "/" : shown_root, path) +
+                               ": " + s.message());
+    }
+    found = true;
+    return {};
+}
+
+// IPC directories live where the daemon runs: inside a driver container's
+// root, or on the node itself.
+Status add_ipc(Root &root, const DriverSearch &search, NodeDriver &out) {
+    std::vector<DriverFileSpec> dirs = driver_ipc_dirs();
+    if (const std::string note = mps_pipe_dir_note(search.mps_pipe_dir); !note.empty()) {
+        struct stat st {};
+        if (::lstat(search.mps_pipe_dir.c_str(), &st) == 0) {
+            out.notes.push_back(note); // MPS runs, but its pipes cannot reach jobs
+        }
+    } else if (!search.mps_pipe_dir.empty()) {
+        dirs.push_back({search.mps_pipe_dir, DriverUse::Compute, "the MPS pipe directory"});
+    }
+    TrustedOpen node;
+    if (auto s = open_trusted_on_node("/", TrustedKind::Directory, node); !s.ok()) {
+        return s;
+    }
+    for (const auto &spec : dirs) {
+        const std::string path(spec.path);
+        TrustedOpen opened;
+        bool found = false;
+        if (root.path != "/") {
+            if (auto s = open_optional(root.fd.get(), root.shown, path, TrustedKind::Directory,
+                                       opened, found);
+                !s.ok()) {
+                return s;
+            }
+        }
+        if (!found) {
+            if (auto s =
+                    open_optional(node.fd.get(), "", path, TrustedKind::Directory, opened, found);
+                !s.ok()) {
+                return s;
+            }
+        }
+        if (!found) {
+            continue; // the daemon does not run on this node
+        }
+        add_file(out, DriverFileKind::IpcDir, spec.use, opened).view_path = path;
+    }
+    return {};
+}
+
+Status add_data(Root &root, NodeDriver &out) {
+    for (const auto &spec : driver_data_files()) {
+        const std::string path(spec.path);
+        std::string in_root = path;
+        if (path.rfind("/usr/share/", 0) == 0) {
+            in_root = root.layout.share_dir + path.substr(std::string("/usr/share").size());
+        }
+        TrustedOpen opened;
+        bool found = false;
+        if (auto s =
+                open_optional(root.fd.get(), root.shown, in_root, TrustedKind::File, opened, found);
+            !s.ok()) {
+            return s;
+        }
+        if (!found) {
+            continue;
+        }
+        add_file(out, DriverFileKind::DataFile, spec.use, opened).view_path = path;
+    }
+    return {};
+}
+
+// Searches one root. Leaves `out` without a version when there is no driver.
+Status search_root(const std::string &path, const DriverSearch &search, NodeDriver &out,
+                   std::string &looked) {
+    Root root;
+    root.path = path;
+    root.shown = path == "/" ? "" : path;
+    TrustedOpen opened;
+    if (auto s = open_trusted_on_node(path, TrustedKind::Directory, opened); !s.ok()) {
+        if (opened.missing) {
+            looked += "\n  " + path + ": does not exist";
+            return {};
+        }
+        return Status::failure("refusing the driver root " + path + ": " + s.message());
+    }
+    root.fd = std::move(opened.fd);
+    bool is_root = false;
+    if (auto s = read_layout(root, is_root); !s.ok() || !is_root) {
+        looked += "\n  " + path + ": no etc/ld.so.cache" +
+                  (path == "/" ? std::string() : ", lib64/ or lib/");
+        return s;
+    }
+    std::vector<LibraryName> candidates;
+    std::string memo;
+    Status listed = root.layout.from_cache ? cache_candidates(root, search.memo, candidates, memo)
+                                           : listed_candidates(root, candidates);
+    if (!listed.ok()) {
+        return listed;
+    }
+    std::vector<LibraryName> resolved;
+    NodeDriver found;
+    if (auto s = resolve(root, candidates, resolved, found.notes); !s.ok()) {
+        return s;
+    }
+    DriverSelection selection;
+    if (auto s = select_driver_libraries(resolved, selection); !s.ok()) {
+        return refuse(root, s.message());
+    }
+    if (selection.version.empty()) {
+        out.memo = memo;
+        looked +=
+            "\n  " + path + ": " +
+            (root.layout.from_cache ? "its etc/ld.so.cache lists" : "its lib64/ and lib/ hold") +
+            " no libcuda.so.1 or libnvidia-ml.so.1";
+        return {};
+    }
+    found.root = path;
+    found.version = selection.version;
+    found.memo = memo;
+    for (const auto &i : selection.ignored) {
+        found.notes.push_back("ignored " + i);
+    }
+    if (auto s = add_libraries(root, selection, found); !s.ok()) {
+        return s;
+    }
+    if (auto s = add_binaries(root, found); !s.ok()) {
+        return s;
+    }
+    if (auto s = add_ipc(root, search, found); !s.ok()) {
+        return s;
+    }
+    if (auto s = add_data(root, found); !s.ok()) {
+        return s;
+    }
+    out = std::move(found);
+    return {};
+}
+
+// ---- mounting ----
+
+Status mount_tmpfs(int target, Fd &mnt) {
+    Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
+    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", "1m", 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
+        return Status::from_errno("creating a tmpfs for the driver tree");
+    }
+    mnt.reset(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+    if (!mnt.valid() || ::move_mount(mnt.get(), "", target, "",
+                                     MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+        return Status::from_errno("mounting the driver tree");
+    }
+    return {};
+}
+
+// Binds the file or directory behind `source` onto `target`.
+Status bind_fd(int source, int target, bool read_only, const std::string &shown) {
+    Fd tree(::open_tree(source, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
+    if (!tree.valid()) {
+        return Status::from_errno("cloning " + shown);
+    }
+    mount_attr attr{};
+    attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (read_only ? MOUNT_ATTR_RDONLY : 0U);
+    if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
+        return Status::from_errno("setting mount options on " + shown);
+    }
+    if (::move_mount(tree.get(), "", target, "",
+                     MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+        return Status::from_errno("binding " + shown);
+    }
+    return {};
+}
+
+// The driver file `i` as an fd this mount namespace can bind from. The fds
+// from discovery serve when discovery ran in this namespace; after an
+// unshare they belong to the old one (open_tree refuses them), so the file
+// is opened again with the same checks and must still be what discovery saw.
+Status source_fd(const NodeDriver &driver, std::size_t i, Fd &reopened, int &fd) {
+    const DriverFile &file = driver.files.at(i);
+    fd = driver.fds.at(i).get();
+    const Fd probe(::open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
+    if (probe.valid()) {
+        return {};
+    }
+    if (errno != EINVAL) {
+        return Status::from_errno("cloning " + file.node_path);
+    }
+    TrustedOpen opened;
+    const auto kind =
+        file.kind == DriverFileKind::IpcDir ? TrustedKind::Directory : TrustedKind::File;
+    if (auto s = open_trusted_on_node(file.node_path, kind, opened); !s.ok()) {
+        return Status::failure("the NVIDIA driver changed since it was found: " + s.message());
+    }
+    if (!(file_identity(opened.st) == file.identity)) {
+        return Status::failure("the NVIDIA driver changed since it was found: " + file.node_path +
+                               " is another file now (an upgrade under way?); try again");
+    }
+    reopened = std::move(opened.fd);
+    fd = reopened.get();
+    return {};
+}
+
+// True when `target` does not exist in the view (the jail has no mount point
+// for it). Anything else, symlinks included, is left to open_mount_target.
+bool missing_in_view(int view_root, const std::string &target) {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const std::string rel = target.substr(1);
+    const Fd fd(
+        static_cast<int>(::syscall(SYS_openat2, view_root, rel.c_str(), &how, sizeof(how))));
+    return !fd.valid() && errno == ENOENT;
+}
+
+// "/usr/local/nvidia/lib64/x" -> "lib64/x" below the tree.
+std::string in_tree(const DriverPlan &plan, const std::string &path) {
+    return path.substr(plan.tree.size() + 1);
+}
+
+Status fill_tree(int tree, const DriverPlan &plan, const NodeDriver &driver) {
+    for (const auto &dir : plan.directories) {
+        if (::mkdirat(tree, in_tree(plan, dir).c_str(), 0755) != 0) {
+            return Status::from_errno("mkdir " + dir + " in the driver tree");
+        }
+    }
+    for (const auto &link : plan.links) {
+        if (::symlinkat(link.target.c_str(), tree, in_tree(plan, link.path).c_str()) != 0) {
+            return Status::from_errno("symlink " + link.path);
+        }
+    }
+    for (const auto &bind : plan.binds) {
+        if (!bind.in_tree) {
+            continue;
+        }
+        const std::string rel = in_tree(plan, bind.target);
+        Fd point(::openat(tree, rel.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
+                          0444));
+        if (!point.valid()) {
+            return Status::from_errno("mount point " + bind.target);
+        }
+        Fd target(::openat(tree, rel.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW));
+        if (!target.valid()) {
+            return Status::from_errno("mount point " + bind.target);
+        }
+        const auto &file = driver.files.at(bind.file);
+        Fd reopened;
+        int source = -1;
+        if (auto s = source_fd(driver, bind.file, reopened, source); !s.ok()) {
+            return s;
+        }
+        if (auto s = bind_fd(source, target.get(), bind.read_only,
+                             file.node_path + " on " + bind.target);
+            !s.ok()) {
+            return s;
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+FileIdentity file_identity(const struct stat &st) {
+    FileIdentity id;
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+    id.size = static_cast<std::uint64_t>(st.st_size);
+    id.mtime_sec = st.st_mtim.tv_sec;
+    id.mtime_nsec = st.st_mtim.tv_nsec;
+    id.ctime_sec = st.st_ctim.tv_sec;
+    id.ctime_nsec = st.st_ctim.tv_nsec;
+    return id;
+}
+
+Status discover_node_driver(const DriverSearch &search, NodeDriver &out) {
+    out = NodeDriver{};
+    if (search.mode == GpuMode::Off) {
+        return {};
+    }
+    std::string looked;
+    for (const auto &root : search.roots) {
+        if (auto s = check_absolute_path("driver root", root); !s.ok()) {
+            return s;
+        }
+        if (auto s = search_root(root, search, out, looked); !s.ok()) {
+            return s;
+        }
+        if (out.found()) {
+            return {};
+        }
+    }
+    if (search.mode == GpuMode::On) {
+        return Status::failure("no NVIDIA driver found on this node (gpu=on); looked for "
+                               "libcuda.so.1 and libnvidia-ml.so.1 in:" +
+                               looked + "\ninstall the driver, or name the root it is mounted at");
+    }
+    return {};
+}
+
+Status mount_driver_view(int view_root, const DriverPlan &plan, const NodeDriver &driver,
+                         std::vector<std::string> &notes) {
+    if (driver.files.size() != driver.fds.size()) {
+        return Status::failure("internal: driver files and fds differ in number");
+    }
+    Fd target;
+    if (auto s = open_mount_target(view_root, plan.tree, TargetType::Directory, target); !s.ok()) {
+        return Status::failure("the NVIDIA driver tree: " + s.message());
+    }
+    Fd tree;
+    if (auto s = mount_tmpfs(target.get(), tree); !s.ok()) {
+        return s;
+    }
+    if (auto s = fill_tree(tree.get(), plan, driver); !s.ok()) {
+        return s;
+    }
+    mount_attr ro{};
+    ro.attr_set = MOUNT_ATTR_RDONLY;
+    if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &ro, sizeof(ro)) != 0) {
+        return Status::from_errno("making the driver tree read-only");
+    }
+    for (const auto &bind : plan.binds) {
+        if (bind.in_tree) {
+            continue;
+        }
+        const auto &file = driver.files.at(bind.file);
+        const auto type =
+            file.kind == DriverFileKind::IpcDir ? TargetType::Directory : TargetType::File;
+        if (missing_in_view(view_root, bind.target)) {
+            notes.push_back(bind.missing_note);
+            continue;
+        }
+        Fd point;
+        if (auto s = open_mount_target(view_root, bind.target, type, point); !s.ok()) {
+            return s;
+        }
+        Fd reopened;
+        int source = -1;
+        if (auto s = source_fd(driver, bind.file, reopened, source); !s.ok()) {
+            return s;
+        }
+        if (auto s =
+                bind_fd(source, point.get(), bind.read_only, file.node_path + " on " + bind.target);
+            !s.ok()) {
+            return s;
+        }
+    }
+    return {};
+}
+
+} // namespace sjail

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// Finding the node's NVIDIA driver and mounting it into a jail view.
+#pragma once
+
+#include "sjail/core/gpu_driver.hpp"
+#include "sjail/core/gpu_mode.hpp"
+#include "sjail/core/status.hpp"
+#include "sjail/sys/fd.hpp"
+
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+namespace sjail {
+
+struct DriverSearch {
+    GpuMode mode = GpuMode::Auto;
+    // Where to look, first match wins. A root holding etc/ld.so.cache is read
+    // through that cache (the node itself, or a driver container's root
+    // filesystem such as /run/nvidia/driver); a root without one is read as
+    // the container toolkit lays a driver out: lib64/ (or lib/) and bin/ (as
+    // /usr/local/nvidia).
+    std::vector<std::string> roots = {"/", "/run/nvidia/driver", "/usr/local/nvidia"};
+    // CUDA_MPS_PIPE_DIRECTORY of the node's MPS control daemon, if one runs.
+    std::string mps_pipe_dir = "/tmp/nvidia-mps";
+    // A memo a previous search left (driver_memo.hpp): its candidates stand
+    // in for reading the loader cache when the cache is still the same file.
+    std::string memo;
+};
+
+struct NodeDriver {
+    std::string root;               // the root the driver was found under
+    std::string version;            // empty: no driver (mode auto)
+    std::vector<DriverFile> files;  // libraries, binaries, IPC directories, data files
+    std::vector<Fd> fds;            // O_PATH fd of files[i], opened as checked
+    std::vector<std::string> notes; // what was ignored or left out, and why
+    std::string memo;               // of the loader cache consulted, "" when none was
+
+    [[nodiscard]] bool found() const { return !version.empty(); }
+};
+
+FileIdentity file_identity(const struct stat &st);
+
+// Finds and opens the driver's files (see gpu_driver.hpp for which). Every
+// directory on the way is root-owned and closed to group and others, a
+// symlink is followed only when root placed it, and a soname link only
+// within its own directory. A driver found in a place a user controls is an
+// error in every mode: binding it would hand that user every GPU job.
+Status discover_node_driver(const DriverSearch &search, NodeDriver &out);
+
+// In the caller's (builder's, private) mount namespace: mounts a fresh
+// read-only tmpfs on plan.tree inside the view rooted at `view_root`, binds
+// the driver's libraries and binaries into it read-only with their soname
+// links beside them, then binds IPC directories and data files at their
+// own paths. A bind outside the tree whose mount point the jail lacks is
+// skipped and its note appended to `notes`. Nothing is written to the jail.
+// `driver` may come from the namespace the builder was forked from (to
+// compute the stamp before deciding to build): its fds cannot be cloned
+// after the builder's unshare, so each file is then opened again by path,
+// with the same checks, and must have the identity discovery recorded.
+Status mount_driver_view(int view_root, const DriverPlan &plan, const NodeDriver &driver,
+                         std::vector<std::string> &notes);
+
+} // namespace sjail

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// The job's init: PID 1 of the job's PID namespace on a node.
+//
+// It is forked (never exec'd: the plugin is a library) by the process that
+// creates the job's namespaces, as the first process of the new PID
+// namespace. It makes the tasks' view (a copy of slurmstepd's view with a
+// /proc of the job's own PID namespace, so a task sees only its job's
+// processes), reports, then reaps the processes orphaned to it. It lives
+// until the job ends on the node: killing it (SIGKILL, from outside) ends
+// every process of the job, and the namespace with them. Users cannot
+// signal it (it is root's) and see it as PID 1.
+//
+// It also holds a lifeline: when the job is gone from the node but nobody
+// deleted it (a job epilog that ran without chroot.so because plugstack.conf
+// changed meanwhile, slurmd stopped for good), the init notices (JobWatch in
+// job_layout.hpp: no process of the job in its PID namespace and no
+// slurmstepd of the job on the node for a grace period), deletes the job's
+// namespaces and directory itself, and exits.
+#pragma once
+
+#include "sjail/core/proc_options.hpp"
+
+#include <cstdint>
+#include <functional>
+
+namespace sjail {
+
+struct JobLifeline {
+    std::uint32_t job = 0;
+    int node_proc = -1; // the node's /proc (all its processes), O_DIRECTORY
+    int node_mnt = -1;  // the node's own mount namespace, for end_job
+    // Deletes what the job has on the node; called once, when it is gone.
+    std::function<void()> end_job;
+};
+
+// Never returns. `ready_fd` receives "ok\n" once the tasks' view is made, or
+// "error MESSAGE\n" (then the process exits). Then it reads `keep_fd`: "k"
+// means the job's namespaces were kept and it lives on; EOF (its creator
+// was killed at the deadline, or the namespaces were dropped) ends it, so
+// no init outlives a failed attempt. The lifeline's fds are kept open.
+[[noreturn]] void run_job_init(const ProcOptions &proc, int ready_fd, int keep_fd,
+                               const JobLifeline &lifeline) noexcept;
+
+// Never returns. Forked into a running job's PID namespace, from a new view
+// of slurmstepd's (the job's views are made anew from a rebuilt node
+// namespace): makes a new tasks' view the same way, with a /proc of the job's
+// PID namespace, and reports as run_job_init does. It lives only until its
+// view is kept: "k" or EOF on `keep_fd` ends it (the job's init reaps it).
+[[noreturn]] void run_tasks_view_maker(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept;
+
+// The same for an SSH session that is in no job (pam_slurm_jail,
+// no_job=private): PID 1 of the session's own PID namespace, forked by the
+// session's privileged process (sshd's monitor), shown as
+// "sjail-ssh-init". It makes the session's view (its own /proc),
+// reports on `ready_fd` as above, then reaps orphans until EOF on
+// `life_fd` (the session's processes that hold its write end are gone) or
+// until its parent dies; then it ends, and the kernel kills every process
+// left in the session's PID namespace. Nothing of it is kept on the node.
+[[noreturn]] void run_session_init(const ProcOptions &proc, int ready_fd, int life_fd) noexcept;
+
+} // namespace sjail

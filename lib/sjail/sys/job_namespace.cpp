@@ -1,0 +1,826 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sjail/sys/job_namespace.hpp"
+
+#include "sjail/core/job_layout.hpp"
+#include "sjail/sys/child_process.hpp"
+#include "sjail/sys/job_init.hpp"
+#include "sjail/sys/ns_bind.hpp"
+#include "sjail/sys/proc_options.hpp"
+#include "sjail/sys/run_view.hpp"
+#include "sjail/sys/safe_open.hpp"
+#include "sjail/sys/small_file.hpp"
+#include "sjail/sys/state_dir.hpp"
+#include "sjail/sys/tree_remove.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <dirent.h>
+#include <fcntl.h>
+#include <functional>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <sched.h>
+#include <set>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace sjail {
+namespace {
+
+// ---- the job's init ----
+
+std::optional<InitId> read_init(const JobPaths &paths) {
+    return parse_init_id(read_small_file(paths.init));
+}
+
+bool is_running(const InitId &id) {
+    const auto start =
+        start_time_of_stat(read_small_file("/proc/" + std::to_string(id.pid) + "/stat"));
+    return start && *start == id.start_time;
+}
+
+std::optional<InitId> identify(pid_t pid) {
+    const auto start =
+        start_time_of_stat(read_small_file("/proc/" + std::to_string(pid) + "/stat"));
+    if (!start) {
+        return std::nullopt;
+    }
+    return InitId{pid, *start};
+}
+
+// Kills the init (and so the job's every process), checking through a pidfd
+// that the pid is still the init's; waits a little for it to go.
+void kill_init(const InitId &id) {
+    const Fd pidfd = open_pidfd(id.pid);
+    if (!pidfd.valid() || !is_running(id)) {
+        return;
+    }
+    (void)::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
+    pollfd p{pidfd.get(), POLLIN, 0};
+    (void)::poll(&p, 1, 5000);
+}
+
+// ---- opening what exists ----
+
+// `made_from`, when given, receives what STATE/jobs/JOB/ready holds: the
+// stamp of the node namespace the job's views were made from.
+bool open_existing(const JobPaths &paths, JobNamespace &out, std::string *made_from = nullptr) {
+    const Fd ready = open_regular(paths.ready, O_RDONLY);
+    if (!ready.valid()) {
+        return false;
+    }
+    if (made_from != nullptr &&
+        !read_whole_file(ready.get(), paths.ready, *made_from, 1UL << 20).ok()) {
+        return false;
+    }
+    const auto init = read_init(paths);
+    if (!init || !is_running(*init)) {
+        return false; // without its init the job's PID namespace takes no process
+    }
+    open_namespace_file(paths.stepd_ns, out.stepd);
+    open_namespace_file(paths.tasks_ns, out.tasks);
+    open_namespace_file(paths.pid_ns, out.pid);
+    return out.stepd.valid() && out.tasks.valid() && out.pid.valid();
+}
+
+// ---- making it, in a child process ----
+
+struct Inputs {
+    const Config &config;
+    std::uint32_t job = 0;
+    int node_ns = -1;
+    int tmp_dir = -1; // job_tmp=DIR: the job's directory (O_PATH)
+    ProcOptions proc;
+    // Set when the views of a running job are made anew (refresh_in_child):
+    int old_stepd = -1; // its current stepd view, which holds its /tmp and /dev/shm
+    int job_pid = -1;   // its PID namespace, kept
+};
+
+void end_job_from_its_init(const Config &config, std::uint32_t job, int node_mnt, int node_proc);
+
+// An fd of a mount point in the current view, through no symlink.
+Status open_target(const char *path, Fd &out) {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC | O_DIRECTORY;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    out.reset(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how))));
+    return out.valid() ? Status() : Status::from_errno(std::string("mount point ") + path);
+}
+
+Status attach(int mnt, const char *target) {
+    Fd where;
+    if (auto s = open_target(target, where); !s.ok()) {
+        return s;
+    }
+    if (::move_mount(mnt, "", where.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) !=
+        0) {
+        return Status::from_errno(std::string("mounting the job's ") + target);
+    }
+    return {};
+}
+
+Status mount_tmpfs(const std::string &size, const char *target, const char *inodes = nullptr) {
+    Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
+    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "1777", 0) != 0 ||
+        (!size.empty() &&
+         ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", size.c_str(), 0) != 0) ||
+        (inodes != nullptr &&
+         ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) != 0) ||
+        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
+        return Status::from_errno(std::string("creating the job's ") + target + " (tmpfs)");
+    }
+    const Fd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+    if (!mnt.valid()) {
+        return Status::from_errno(std::string("mounting the job's ") + target);
+    }
+    return attach(mnt.get(), target);
+}
+
+Status mount_job_tmp(const Inputs &in, int tmp_tree) {
+    switch (in.config.job_tmp) {
+    case JobTmp::Node:
+        return {}; // the node view's /tmp stays
+    case JobTmp::Tmpfs:
+        return mount_tmpfs(in.config.job_tmp_size, "/tmp");
+    case JobTmp::Directory:
+        break;
+    }
+    return attach(tmp_tree, "/tmp");
+}
+
+// A detached copy of the directory `dir`, nosuid and nodev.
+Status clone_tree(int dir, Fd &out) {
+    out.reset(::open_tree(dir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
+    mount_attr attr{};
+    attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if (!out.valid() || ::mount_setattr(out.get(), "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
+        return Status::from_errno("binding the job's job_tmp= directory");
+    }
+    return {};
+}
+
+// The stepd view, once the init copied it for the tasks' view: nothing can
+// be executed there, so that what slurmstepd forks for the step after the
+// tasks (a task epilog) runs only once it joined the tasks' view.
+Status make_stepd_view_noexec() {
+    mount_attr attr{};
+    attr.attr_set = MOUNT_ATTR_NOEXEC;
+    if (::mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &attr, sizeof(attr)) != 0) {
+        return Status::from_errno("making the job's stepd view noexec");
+    }
+    return {};
+}
+
+// In the creator, once its children go to the job's PID namespace: forks
+// the process that makes and holds the tasks' view (`run`, which never
+// returns, given its report and lifeline fds), waits for its report, then
+// closes the stepd view to execution. `keep_out` is the holder's lifeline.
+Status start_tasks_view_holder(const char *what, const std::function<void(int, int)> &run,
+                               pid_t &pid, Fd &keep_out) {
+    Pipe ready;
+    Pipe keep;
+    if (auto s = make_pipe(ready); !s.ok()) {
+        return s;
+    }
+    if (auto s = make_pipe(keep); !s.ok()) {
+        return s;
+    }
+    pid = ::fork();
+    if (pid == 0) {
+        ready.read.reset();
+        keep.write.reset();
+        run(ready.write.get(), keep.read.get());
+        ::_exit(1);
+    }
+    if (pid < 0) {
+        return Status::from_errno(std::string("fork ") + what);
+    }
+    ready.write.reset();
+    keep.read.reset();
+    keep_out = std::move(keep.write);
+    const std::string line = read_line(ready.read.get());
+    if (line != "ok\n") {
+        return Status::failure(line.rfind("error ", 0) == 0 ? line.substr(6, line.size() - 7)
+                                                            : std::string(what) + " died");
+    }
+    return make_stepd_view_noexec();
+}
+
+// A detached copy of the mount at `path` (the job's /tmp or /dev/shm in its
+// current view): the same filesystem, so what the job wrote there stays.
+Status clone_mount(const char *path, Fd &out) {
+    Fd where;
+    if (auto s = open_target(path, where); !s.ok()) {
+        return s;
+    }
+    out.reset(::open_tree(where.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
+    return out.valid() ? Status() : Status::from_errno(std::string("keeping the job's ") + path);
+}
+
+// In the creator child, for a running job whose node namespace was rebuilt:
+// a new stepd view from the new node namespace with the job's own /tmp,
+// /dev/shm and /run/lock taken over from its current view, then, in the job's PID
+// namespace (whose init lives on), a new tasks' view. Reports the pid of the
+// process holding that view.
+Status refresh_in_child(const Inputs &in, pid_t &maker, Fd &keep_maker) {
+    Fd tmp_tree;
+    Fd shm_tree;
+    if (::setns(in.old_stepd, CLONE_NEWNS) != 0) {
+        return Status::from_errno("entering the job's current view");
+    }
+    if (in.config.job_tmp != JobTmp::Node) {
+        if (auto s = clone_mount("/tmp", tmp_tree); !s.ok()) {
+            return s;
+        }
+    }
+    if (auto s = clone_mount("/dev/shm", shm_tree); !s.ok()) {
+        return s;
+    }
+    Fd run_lock_tree;
+    if (in.config.run == RunMode::Node) {
+        if (auto s = clone_mount("/run/lock", run_lock_tree); !s.ok()) {
+            return s;
+        }
+    }
+    if (::setns(in.node_ns, CLONE_NEWNS) != 0) {
+        return Status::from_errno("entering the node's jail namespace");
+    }
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+        return Status::from_errno("making the job's view");
+    }
+    if (tmp_tree.valid()) {
+        if (auto s = attach(tmp_tree.get(), "/tmp"); !s.ok()) {
+            return s;
+        }
+    }
+    if (auto s = attach(shm_tree.get(), "/dev/shm"); !s.ok()) {
+        return s;
+    }
+    if (run_lock_tree.valid()) {
+        if (auto s = attach(run_lock_tree.get(), "/run/lock"); !s.ok()) {
+            return s;
+        }
+    }
+    if (::setns(in.job_pid, CLONE_NEWPID) != 0) {
+        return Status::from_errno("entering the job's PID namespace");
+    }
+    return start_tasks_view_holder(
+        "the job's view maker",
+        [&in](int ready_fd, int keep_fd) { run_tasks_view_maker(in.proc, ready_fd, keep_fd); },
+        maker, keep_maker);
+}
+
+// In the creator child: the stepd view, then the job's PID namespace and its
+// init (which makes the tasks' view). Reports the init's pid; `keep_init`
+// is the init's lifeline (see run_job_init).
+Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
+    // The init's lifeline (job_init.hpp), from this process's own view: the
+    // node's processes, and the view where the job's state lives.
+    const Fd node_proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const Fd node_mnt(::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
+    if (!node_proc.valid() || !node_mnt.valid()) {
+        return Status::from_errno("opening the node's /proc for the job's init");
+    }
+    // Cloned here, on this process's CPU, just before the namespace it goes
+    // into is made: the kernel refuses to attach a detached tree that looks
+    // newer than the namespace (ids come from per-CPU batches, ns_bind.hpp).
+    Fd tmp_tree;
+    if (in.tmp_dir >= 0) {
+        if (auto s = clone_tree(in.tmp_dir, tmp_tree); !s.ok()) {
+            return s;
+        }
+    }
+    if (::setns(in.node_ns, CLONE_NEWNS) != 0) {
+        return Status::from_errno("entering the node's jail namespace");
+    }
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+        return Status::from_errno("making the job's view");
+    }
+    if (auto s = mount_job_tmp(in, tmp_tree.get()); !s.ok()) {
+        return s;
+    }
+    if (auto s = mount_tmpfs(in.config.job_shm_size, "/dev/shm"); !s.ok()) {
+        return s;
+    }
+    // run=node: the node's /run is shared by its jobs; its one place users
+    // may write, /run/lock, is the job's own (sys/run_view.hpp).
+    if (in.config.run == RunMode::Node) {
+        if (auto s = mount_tmpfs(kJobRunLockSize, "/run/lock", kJobRunLockInodes); !s.ok()) {
+            return s;
+        }
+    }
+    if (::unshare(CLONE_NEWPID) != 0) {
+        return Status::from_errno("making the job's PID namespace");
+    }
+    return start_tasks_view_holder(
+        "the job's init",
+        [&](int ready_fd, int keep_fd) {
+            JobLifeline lifeline{in.job, node_proc.get(), node_mnt.get(), {}};
+            lifeline.end_job = [&in, &lifeline] {
+                end_job_from_its_init(in.config, in.job, lifeline.node_mnt, lifeline.node_proc);
+            };
+            run_job_init(in.proc, ready_fd, keep_fd, lifeline);
+        },
+        init, keep_init);
+}
+
+// The creator. Reports, then waits on `hold_fd`: a "k" from the caller (it
+// kept the namespaces) lets the init live on; EOF alone (the caller gave up,
+// or the creator is killed at the deadline) ends the init with it.
+[[noreturn]] void run_creator(const Inputs &in, int cpu, int report_fd, int hold_fd) noexcept {
+    Fd keep_init;
+    pid_t init = 0;
+    try {
+        let_parent_bind_namespaces();
+        pin_to_cpu(cpu);
+        const Status s = in.job_pid >= 0 ? refresh_in_child(in, init, keep_init)
+                                         : make_in_child(in, init, keep_init);
+        write_all(report_fd,
+                  s.ok() ? job_creator_success_line(init) : builder_failure_line(s.message()));
+    } catch (...) {
+        write_all(report_fd, "sjail-builder error out of memory making the job's namespaces\n");
+    }
+    if (finish_report(report_fd, hold_fd) == 'k' && keep_init.valid()) {
+        write_all(keep_init.get(), "k");
+    }
+    if (in.job_pid >= 0 && init > 0) {
+        // The view maker ends now (its view kept or not); reaped here, so no
+        // zombie of it shows in the job's /proc.
+        keep_init.reset();
+        while (::waitpid(init, nullptr, 0) < 0 && errno == EINTR) {
+        }
+    }
+    ::_exit(0);
+}
+
+// Keeps the creator's stepd view and the new tasks' view (of the process
+// holding it), in place of the job's current ones (which its running steps
+// keep using); the PID namespace stays.
+int replace_views(pid_t creator, pid_t maker, const JobPaths &paths) {
+    for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns}) {
+        if (!reset_mount_point_file(*path).ok()) {
+            return errno != 0 ? errno : EIO;
+        }
+    }
+    if (const int err = bind_namespace_of(creator, "mnt", paths.stepd_ns); err != 0) {
+        return err;
+    }
+    return bind_namespace_of(maker, "mnt", paths.tasks_ns);
+}
+
+// Keeps the creator's stepd view and the init's tasks view and PID namespace.
+int keep_namespaces(pid_t creator, pid_t init, const JobPaths &paths) {
+    struct Keep {
+        pid_t pid;
+        const char *kind;
+        const std::string &path;
+    };
+    for (const Keep &keep : {Keep{creator, "mnt", paths.stepd_ns},
+                             Keep{init, "mnt", paths.tasks_ns}, Keep{init, "pid", paths.pid_ns}}) {
+        if (const int err = bind_namespace_of(keep.pid, keep.kind, keep.path); err != 0) {
+            return err;
+        }
+    }
+    return 0;
+}
+
+void drop_namespaces(const JobPaths &paths) {
+    for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns}) {
+        (void)::umount2(path->c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+    }
+}
+
+// One creator pinned to `cpu`; on success the namespaces are kept and the
+// init is recorded. `bind_errno` tells why they could not be kept.
+Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_errno) {
+    bind_errno = 0;
+    const bool refresh = in.job_pid >= 0;
+    BuilderChild creator;
+    if (auto s = creator.start(
+            "the job's namespace builder", in.config.build_timeout_s,
+            {in.node_ns, in.tmp_dir, in.old_stepd, in.job_pid},
+            [&](int report_fd, int hold_fd) { run_creator(in, cpu, report_fd, hold_fd); });
+        !s.ok()) {
+        return s;
+    }
+    creator.read_report();
+    const std::string &text = creator.report();
+    std::int64_t claimed = 0;
+    std::optional<InitId> init;
+    if (creator.reported_in_time() && job_creator_claims_success(text)) {
+        BuilderEnd so_far; // the exit status is judged below
+        if (judge_job_creator(text, so_far, claimed).ok()) {
+            init = identify(static_cast<pid_t>(claimed));
+            if (!init) {
+                bind_errno = ESRCH;
+            } else if (refresh) {
+                bind_errno = replace_views(creator.pid(), init->pid, paths);
+            } else {
+                bind_errno = keep_namespaces(creator.pid(), init->pid, paths);
+            }
+        }
+    }
+    if (init && bind_errno == 0) {
+        creator.tell("k"); // the init lives on (a view maker ends)
+    }
+    const BuilderEnd end = creator.finish();
+    Status judged = judge_job_creator(text, end, claimed);
+    if (judged.ok() && bind_errno == 0 && init) {
+        return refresh ? Status() : write_file_atomically(paths.init, format_init_id(*init));
+    }
+    if (refresh) {
+        // The job keeps its PID namespace and init; views half replaced go.
+        for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns}) {
+            (void)::umount2(path->c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+        }
+        return judged;
+    }
+    drop_namespaces(paths);
+    if (init) {
+        kill_init(*init);
+    }
+    return judged;
+}
+
+// The job's own directory below job_tmp=DIR, made root-owned 1777 like /tmp,
+// opened O_PATH here, in the node's own view; the creator child clones it.
+Status make_job_tmp_dir(const Config &config, std::uint32_t job, Fd &out) {
+    if (auto s = ensure_root_dir(config.job_tmp_dir, 0700); !s.ok()) {
+        return Status::failure("job_tmp= directory: " + s.message());
+    }
+    Fd base;
+    if (auto s = open_root_owned_dir(config.job_tmp_dir, base); !s.ok()) {
+        return Status::failure("job_tmp= directory: " + s.message());
+    }
+    const std::string name = job_tmp_name(job);
+    (void)remove_tree(base.get(), name); // a leftover of a crashed job
+    if (::mkdirat(base.get(), name.c_str(), 01777) != 0 ||
+        ::fchmodat(base.get(), name.c_str(), 01777, 0) != 0) {
+        return Status::from_errno("mkdir " + config.job_tmp_dir + "/" + name);
+    }
+    out.reset(::openat(base.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    return out.valid() ? Status() : Status::from_errno("open " + config.job_tmp_dir + "/" + name);
+}
+
+// With the job's lock held exclusively: makes the namespaces from scratch.
+Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t job,
+                const JobPaths &paths) {
+    if (const auto old = read_init(paths)) {
+        kill_init(*old);
+    }
+    (void)::unlink(paths.ready.c_str());
+    for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns}) {
+        if (auto s = reset_mount_point_file(*path); !s.ok()) {
+            return s;
+        }
+    }
+    Inputs in{config, job, node.fd.get(), -1, {}};
+    if (auto s = load_proc_options(config, in.proc); !s.ok()) {
+        return s;
+    }
+    Fd tmp_dir;
+    if (config.job_tmp == JobTmp::Directory) {
+        if (auto s = make_job_tmp_dir(config, job, tmp_dir); !s.ok()) {
+            return s;
+        }
+        in.tmp_dir = tmp_dir.get();
+    }
+    int bind_errno = 0;
+    for (const int cpu : cpus_to_try()) {
+        if (auto s = attempt_make(in, paths, cpu, bind_errno); !s.ok()) {
+            return s;
+        }
+        if (bind_errno != ELOOP) {
+            break;
+        }
+    }
+    if (bind_errno != 0) {
+        return Status::from_errno("keeping the job's namespaces in " + paths.dir, bind_errno);
+    }
+    return write_file_atomically(paths.ready, node.stamp);
+}
+
+// With the job's lock held exclusively, for a running job (`current`) whose
+// views were made from a node namespace that has since been rebuilt (a bind
+// source, a setting, the node's /proc or GPU driver changed): makes its views
+// anew from the node's current namespace, keeping its PID namespace and init
+// (so its processes live on and later steps see them) and its /tmp and
+// /dev/shm. Steps already running keep the views they entered.
+Status refresh_job(const Config &config, const NodeNamespace &node, std::uint32_t job,
+                   const JobPaths &paths, const JobNamespace &current) {
+    Inputs in{config, job, node.fd.get(), -1, {}};
+    in.old_stepd = current.stepd.get();
+    in.job_pid = current.pid.get();
+    if (auto s = load_proc_options(config, in.proc); !s.ok()) {
+        return s;
+    }
+    int bind_errno = 0;
+    for (const int cpu : cpus_to_try()) {
+        if (auto s = attempt_make(in, paths, cpu, bind_errno); !s.ok()) {
+            return Status::failure("the node's jail namespace changed under the running job and "
+                                   "making the job's views anew failed (its next step tries "
+                                   "again): " +
+                                   s.message());
+        }
+        if (bind_errno != ELOOP) {
+            break;
+        }
+    }
+    if (bind_errno != 0) {
+        return Status::from_errno("keeping the job's new views in " + paths.dir, bind_errno);
+    }
+    return write_file_atomically(paths.ready, node.stamp);
+}
+
+Status lock_job(const Config &config, const JobPaths &paths, Fd &lock) {
+    if (auto s = ensure_root_dir(jobs_dir(config.state_dir), 0700); !s.ok()) {
+        return Status::failure("state directory: " + s.message());
+    }
+    if (auto s = ensure_root_dir(paths.dir, 0700); !s.ok()) {
+        return Status::failure("state directory: " + s.message());
+    }
+    return lock_state(paths.dir, lock, LOCK_EX);
+}
+
+// ---- what is still running on the node ----
+
+// For every PID namespace: how many processes it holds; and which jobs still
+// have a slurmstepd.
+struct NodeProcesses {
+    std::multiset<ino_t> pid_namespaces;
+    std::set<std::uint32_t> jobs_with_stepd;
+};
+
+NodeProcesses scan_processes() {
+    NodeProcesses seen;
+    DIR *proc = ::opendir("/proc");
+    if (proc == nullptr) {
+        return seen;
+    }
+    while (const dirent *e = ::readdir(proc)) {
+        if (!job_of_entry(e->d_name)) {
+            continue; // not a pid
+        }
+        const std::string dir = std::string("/proc/") + e->d_name;
+        struct stat st {};
+        if (::stat((dir + "/ns/pid").c_str(), &st) == 0) {
+            seen.pid_namespaces.insert(st.st_ino);
+        }
+        const std::string cmdline = read_small_file(dir + "/cmdline");
+        const std::string prefix = "slurmstepd: [";
+        if (cmdline.rfind(prefix, 0) == 0) {
+            const auto dot = cmdline.find('.', prefix.size());
+            if (const auto job = job_of_entry(
+                    std::string_view(cmdline).substr(prefix.size(), dot - prefix.size()))) {
+                seen.jobs_with_stepd.insert(*job);
+            }
+        }
+    }
+    ::closedir(proc);
+    return seen;
+}
+
+bool job_is_alive(const JobPaths &paths, std::uint32_t job, const NodeProcesses &seen) {
+    if (seen.jobs_with_stepd.count(job) != 0) {
+        return true;
+    }
+    const auto init = read_init(paths);
+    struct stat st {};
+    if (!init || !is_running(*init) || ::stat(paths.pid_ns.c_str(), &st) != 0) {
+        return false;
+    }
+    return seen.pid_namespaces.count(st.st_ino) > 1; // more than the init
+}
+
+// ---- deleting it ----
+
+// Takes the job's lock, when the job has state here. `held` is false when it
+// has none, or when it was deleted while this process waited for the lock
+// (the lock file held is no longer the job's): nothing to delete then.
+Status lock_existing_job(const JobPaths &paths, Fd &lock, bool &held) {
+    held = false;
+    struct stat st {};
+    if (::lstat(paths.dir.c_str(), &st) != 0) {
+        return {};
+    }
+    if (auto s = lock_state(paths.dir, lock, LOCK_EX); !s.ok()) {
+        return ::lstat(paths.dir.c_str(), &st) != 0 ? Status() : s;
+    }
+    struct stat locked {};
+    struct stat named {};
+    held = ::fstat(lock.get(), &locked) == 0 && ::lstat(paths.lock.c_str(), &named) == 0 &&
+           locked.st_dev == named.st_dev && locked.st_ino == named.st_ino;
+    return {};
+}
+
+// job_tmp=DIR: the job's directory, removed without following anything a
+// user made in it.
+Status remove_job_tmp(const Config &config, std::uint32_t job) {
+    if (config.job_tmp != JobTmp::Directory) {
+        return {};
+    }
+    Fd base;
+    if (auto s = open_root_owned_dir(config.job_tmp_dir, base); !s.ok()) {
+        return Status::failure("job_tmp= directory: " + s.message());
+    }
+    return remove_tree(base.get(), job_tmp_name(job));
+}
+
+// With the job's lock held and its init gone: its namespace files, its
+// job_tmp= directory and its state directory go.
+Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths) {
+    drop_namespaces(paths);
+    for (const auto *path :
+         {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns, &paths.init, &paths.ready}) {
+        (void)::unlink(path->c_str());
+    }
+    Status removed = remove_job_tmp(config, job);
+    (void)::unlink(paths.lock.c_str());
+    (void)::rmdir(paths.dir.c_str());
+    return removed;
+}
+
+// job_tmp=DIR: the jobs whose directory is there without any state of the
+// job on the node (left when a removal failed, or by a node crash). A job
+// being made has its state directory before its job_tmp= directory.
+std::vector<std::uint32_t> orphaned_job_tmp_dirs(const Config &config) {
+    std::vector<std::uint32_t> jobs;
+    Fd base;
+    if (config.job_tmp != JobTmp::Directory ||
+        !open_root_owned_dir(config.job_tmp_dir, base).ok()) {
+        return jobs;
+    }
+    DIR *dir = ::fdopendir(::openat(base.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir == nullptr) {
+        return jobs;
+    }
+    while (const dirent *e = ::readdir(dir)) {
+        const std::string_view name = e->d_name;
+        constexpr std::string_view prefix = "job-"; // job_tmp_name
+        if (name.substr(0, prefix.size()) != prefix) {
+            continue;
+        }
+        const auto job = job_of_entry(name.substr(prefix.size()));
+        struct stat st {};
+        if (job && job_tmp_name(*job) == name &&
+            ::lstat(job_paths(config.state_dir, *job).dir.c_str(), &st) != 0 && errno == ENOENT) {
+            jobs.push_back(*job);
+        }
+    }
+    ::closedir(dir);
+    return jobs;
+}
+
+// This process, seen in the node's /proc (its pid there, not 1).
+std::optional<InitId> self_in(int node_proc) {
+    char pid[32] = {};
+    const ssize_t n = ::readlinkat(node_proc, "self", pid, sizeof(pid) - 1);
+    if (n <= 0) {
+        return std::nullopt;
+    }
+    const std::string name(pid, static_cast<std::size_t>(n));
+    const Fd stat(::openat(node_proc, (name + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
+    std::string text;
+    if (!stat.valid() || !read_whole_file(stat.get(), "stat", text, 4096).ok()) {
+        return std::nullopt;
+    }
+    const auto start = start_time_of_stat(text);
+    return start ? parse_init_id(name + " " + std::to_string(*start)) : std::nullopt;
+}
+
+// In the job's init, once its job is gone from the node (job_init.hpp): back
+// in the node's own view, it deletes the job as delete_job_namespace does,
+// if it is still the job's recorded init. Its PID namespace holds nothing
+// else, so there is nobody to kill.
+void end_job_from_its_init(const Config &config, std::uint32_t job, int node_mnt, int node_proc) {
+    if (::setns(node_mnt, CLONE_NEWNS) != 0) {
+        return;
+    }
+    const JobPaths paths = job_paths(config.state_dir, job);
+    Fd lock;
+    bool held = false;
+    if (!lock_existing_job(paths, lock, held).ok() || !held) {
+        return;
+    }
+    const auto self = self_in(node_proc);
+    if (!self || read_init(paths) != self) {
+        return; // the job was made anew meanwhile: that init is not this one
+    }
+    (void)remove_job(config, job, paths);
+}
+
+} // namespace
+
+bool open_existing_job_namespace(const Config &config, std::uint32_t job, JobNamespace &out) {
+    return open_existing(job_paths(config.state_dir, job), out);
+}
+
+Status open_running_job_namespace(const Config &config, std::uint32_t job, JobNamespace &out) {
+    if (!open_existing(job_paths(config.state_dir, job), out)) {
+        return Status::failure("job " + std::to_string(job) +
+                               " has no running namespaces on this node (it has not started "
+                               "here, or it has ended)");
+    }
+    return {};
+}
+
+std::vector<std::uint32_t> running_jobs(const Config &config) {
+    std::vector<std::uint32_t> jobs;
+    DIR *dir = ::opendir(jobs_dir(config.state_dir).c_str());
+    if (dir == nullptr) {
+        return jobs;
+    }
+    while (const dirent *e = ::readdir(dir)) {
+        const auto job = job_of_entry(e->d_name);
+        JobNamespace ns;
+        if (job && open_existing(job_paths(config.state_dir, *job), ns)) {
+            jobs.push_back(*job);
+        }
+    }
+    ::closedir(dir);
+    return jobs;
+}
+
+Status open_job_namespace(const Config &config, const NodeNamespace &node, std::uint32_t job,
+                          JobNamespace &out) {
+    const JobPaths paths = job_paths(config.state_dir, job);
+    std::string made_from;
+    {
+        // Shared: no step replaces the job's views while they are opened.
+        Fd shared = open_regular(paths.lock, O_RDWR);
+        if (shared.valid() && ::flock(shared.get(), LOCK_SH) == 0 &&
+            open_existing(paths, out, &made_from) && made_from == node.stamp) {
+            return {};
+        }
+    }
+    out = {};
+    Fd lock;
+    if (auto s = lock_job(config, paths, lock); !s.ok()) {
+        return s;
+    }
+    JobNamespace current;
+    if (!open_existing(paths, current, &made_from)) {
+        if (auto s = make_job(config, node, job, paths); !s.ok()) {
+            return s;
+        }
+    } else if (made_from != node.stamp) {
+        // Made from a node namespace that has been rebuilt since (or meanwhile
+        // by another step or slurmd, from the current one).
+        if (auto s = refresh_job(config, node, job, paths, current); !s.ok()) {
+            return s;
+        }
+    }
+    if (!open_existing(paths, out)) {
+        return Status::failure("the job's namespaces in " + paths.dir +
+                               " vanished right after they were made");
+    }
+    return {};
+}
+
+Status delete_job_namespace(const Config &config, std::uint32_t job) {
+    const JobPaths paths = job_paths(config.state_dir, job);
+    Fd lock;
+    bool held = false;
+    if (auto s = lock_existing_job(paths, lock, held); !s.ok() || !held) {
+        return s; // or nothing on the node, or deleted meanwhile (by its init)
+    }
+    if (const auto init = read_init(paths)) {
+        kill_init(*init);
+    }
+    return remove_job(config, job, paths);
+}
+
+std::vector<std::uint32_t> delete_stale_jobs(const Config &config) {
+    std::vector<std::uint32_t> deleted;
+    std::vector<std::uint32_t> jobs;
+    if (DIR *dir = ::opendir(jobs_dir(config.state_dir).c_str())) {
+        while (const dirent *e = ::readdir(dir)) {
+            if (const auto job = job_of_entry(e->d_name)) {
+                jobs.push_back(*job);
+            }
+        }
+        ::closedir(dir);
+    }
+    const NodeProcesses seen = scan_processes();
+    for (const auto job : jobs) {
+        if (!job_is_alive(job_paths(config.state_dir, job), job, seen) &&
+            delete_job_namespace(config, job).ok()) {
+            deleted.push_back(job);
+        }
+    }
+    for (const auto job : orphaned_job_tmp_dirs(config)) {
+        if (remove_job_tmp(config, job).ok() &&
+            std::find(deleted.begin(), deleted.end(), job) == deleted.end()) {
+            deleted.push_back(job);
+        }
+    }
+    return deleted;
+}
+
+} // namespace sjail

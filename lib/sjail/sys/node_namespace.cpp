@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sjail/sys/node_namespace.hpp"
+
+#include "sjail/core/mount_plan.hpp"
+#include "sjail/sys/builder.hpp"
+#include "sjail/sys/gpu_view.hpp"
+#include "sjail/sys/node_stamp.hpp"
+#include "sjail/sys/proc_options.hpp"
+#include "sjail/sys/safe_open.hpp"
+#include "sjail/sys/small_file.hpp"
+#include "sjail/sys/state_dir.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace sjail {
+namespace {
+
+// With STATE/lock held: the kept namespace when its stamp is `stamp`.
+void join_if_current(const std::string &state, const std::string &stamp, Fd &out) {
+    if (read_small_file(state + "/stamp") == stamp) {
+        open_kept_namespace(state, out);
+    }
+}
+
+// With STATE/lock held exclusively: build anew and record the stamp.
+Status rebuild(const Config &config, const FileId &jail, NodeNamespace &out) {
+    const std::string &state = config.state_dir;
+    if (auto s = make_private_mount(state); !s.ok()) {
+        return s;
+    }
+    (void)::unlink((state + "/stamp").c_str());
+    if (auto s = reset_namespace_file(state); !s.ok()) {
+        return s;
+    }
+    if (auto s = ensure_root_dir(config.tmp_dir, 01777); !s.ok()) {
+        return Status::failure("node-local tmp= directory: " + s.message());
+    }
+    ProcOptions proc;
+    if (auto s = resolve_proc_options(config, proc); !s.ok()) {
+        return s;
+    }
+    if (auto s = save_proc_options(config, proc); !s.ok()) {
+        return s;
+    }
+    // Identified before the build: a source or driver that changes while it
+    // runs makes the stamp stale, so the next step builds again.
+    // The driver is looked for afresh, reading the whole loader cache.
+    (void)::unlink(driver_memo_path(config).c_str());
+    std::string stamp;
+    NodeGpu gpu;
+    if (auto s = stamp_now(config, jail, stamp, gpu); !s.ok()) {
+        return s;
+    }
+    if (auto s = build_node_namespace(config, build_mount_plan(config, proc), gpu.driver, jail,
+                                      state + "/ns");
+        !s.ok()) {
+        return s;
+    }
+    if (!gpu.driver.memo.empty()) {
+        // It only spares the next steps a read of the loader cache.
+        (void)write_file_atomically(driver_memo_path(config), gpu.driver.memo);
+    }
+    if (auto s = write_file_atomically(state + "/stamp", stamp); !s.ok()) {
+        return s;
+    }
+    join_if_current(state, stamp, out.fd);
+    if (!out.fd.valid()) {
+        return Status::failure("the jail namespace on " + state +
+                               "/ns vanished right after it was built");
+    }
+    out.stamp = std::move(stamp);
+    return {};
+}
+
+} // namespace
+
+Status acquire_node_namespace(const Config &config, NodeNamespace &out) {
+    std::string stamp;
+    if (auto s = current_stamp(config, stamp, out.jail); !s.ok()) {
+        return s;
+    }
+    const std::string &state = config.state_dir;
+    if (auto s = prepare_state_dir(state); !s.ok()) {
+        return s;
+    }
+    Fd lock;
+    if (auto s = lock_state(state, lock, LOCK_SH); !s.ok()) {
+        return s;
+    }
+    join_if_current(state, stamp, out.fd);
+    if (out.fd.valid()) {
+        out.stamp = std::move(stamp);
+        return {};
+    }
+    if (auto s = lock_state(state, lock, LOCK_EX); !s.ok()) {
+        return s;
+    }
+    join_if_current(state, stamp, out.fd); // another step may have rebuilt it meanwhile
+    if (out.fd.valid()) {
+        out.stamp = std::move(stamp);
+        return {};
+    }
+    return rebuild(config, out.jail, out);
+}
+
+void forget_node_namespace(const Config &config) {
+    Fd lock;
+    if (lock_state(config.state_dir, lock, LOCK_EX).ok()) {
+        (void)::unlink((config.state_dir + "/stamp").c_str());
+    }
+}
+
+Status release_node_namespace(const Config &config) {
+    const std::string &state = config.state_dir;
+    Fd lock;
+    if (auto s = lock_state(state, lock, LOCK_EX); !s.ok()) {
+        return s;
+    }
+    (void)::unlink((state + "/stamp").c_str());
+    if (::umount2((state + "/ns").c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) != 0 && errno != EINVAL &&
+        errno != ENOENT) {
+        return Status::from_errno("unmount " + state + "/ns");
+    }
+    const std::string marker = state + "/self-bind";
+    if (::access(marker.c_str(), F_OK) == 0) {
+        lock.reset();
+        if (::umount2(state.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) != 0 && errno != EINVAL) {
+            return Status::from_errno("unmount " + state);
+        }
+        (void)::unlink(marker.c_str());
+    }
+    return {};
+}
+
+} // namespace sjail

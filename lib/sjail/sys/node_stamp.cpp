@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sjail/sys/node_stamp.hpp"
+
+#include "sjail/core/mount_plan.hpp"
+#include "sjail/core/node_stamp.hpp"
+#include "sjail/sys/jail_view.hpp"
+#include "sjail/sys/proc_options.hpp"
+#include "sjail/sys/safe_open.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+namespace sjail {
+namespace {
+
+// The plugin itself: its version and the file it was loaded from, so that an
+// upgrade (a new file) rebuilds the namespace with the new plan.
+std::string plugin_id() {
+    std::string id = SJAIL_VERSION;
+    Dl_info info{};
+    struct stat st {};
+    if (::dladdr(reinterpret_cast<void *>(&plugin_id), &info) != 0 && info.dli_fname != nullptr &&
+        ::stat(info.dli_fname, &st) == 0) {
+        id += std::string(" ") + info.dli_fname + " " + std::to_string(st.st_dev) + ":" +
+              std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
+              std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+    }
+    return id;
+}
+
+// Every step identifies every bind source, so the usual case costs one call:
+// a path without any symlink opens in one openat2. A path with a link (such
+// as /etc/resolv.conf into /run) takes the component walk, which follows a
+// link only below directories no user can write. Either way no link a user
+// planted is followed.
+Status open_source(const std::string &path, Fd &fd) {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    fd = Fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof(how))));
+    return fd.valid() ? Status() : open_node_path(path, fd);
+}
+
+// What each bind source of the plan resolves to now. A missing source is
+// recorded as such (the build then reports it properly).
+std::vector<SourceId> identify_sources(const std::vector<MountOp> &plan) {
+    std::vector<SourceId> ids;
+    ids.reserve(plan.size());
+    for (const auto &op : plan) {
+        if (op.source.empty()) {
+            continue;
+        }
+        SourceId id{op.source, {}, 0};
+        Fd fd;
+        struct statx stx {};
+        if (open_source(op.source, fd).ok() &&
+            ::statx(fd.get(), "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &stx) == 0) {
+            id.id = {static_cast<std::uint64_t>(makedev(stx.stx_dev_major, stx.stx_dev_minor)),
+                     stx.stx_ino};
+            id.mount_id = stx.stx_mnt_id;
+        }
+        ids.push_back(id);
+    }
+    return ids;
+}
+
+} // namespace
+
+Status identify_jail(const Config &config, FileId &jail) {
+    Fd fd;
+    if (auto s = open_root_owned_dir(config.jail, fd); !s.ok()) {
+        return Status::failure("jail " + config.jail + ": " + s.message());
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) {
+        return Status::from_errno("fstat " + config.jail);
+    }
+    jail = file_id_of(st);
+    return {};
+}
+
+Status stamp_now(const Config &config, const FileId &jail, std::string &stamp, NodeGpu &gpu) {
+    if (auto s = find_node_gpu(config, gpu); !s.ok()) {
+        return s;
+    }
+    std::string node_proc;
+    if (config.proc_options.empty() && !node_proc_super_options(node_proc).ok()) {
+        node_proc = "unreadable"; // the build reads the whole mount table instead
+    }
+    stamp = namespace_stamp(config, plugin_id(), jail, identify_sources(build_mount_plan(config)),
+                            gpu.stamp, node_proc);
+    return {};
+}
+
+Status current_stamp(const Config &config, std::string &stamp, FileId &jail) {
+    if (auto s = identify_jail(config, jail); !s.ok()) {
+        return s;
+    }
+    NodeGpu gpu;
+    return stamp_now(config, jail, stamp, gpu);
+}
+
+} // namespace sjail

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sjail/sys/run_view.hpp"
+
+#include "sjail/core/mount_plan.hpp"
+#include "sjail/core/path_rules.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace sjail {
+namespace {
+
+constexpr const char *kNodeRunInodes = "16384";
+
+// One component below `dir`, staying on its filesystem: no symlink, no
+// crossing into anything mounted there.
+int open_here(int dir, const std::string &name) {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+    return static_cast<int>(::syscall(SYS_openat2, dir, name.c_str(), &how, sizeof(how)));
+}
+
+// mkdir NAME in DIR with exactly `mode` (the umask undone).
+Status make_dir(int dir, const std::string &name, unsigned mode, const std::string &shown) {
+    if (::mkdirat(dir, name.c_str(), mode) != 0 || ::fchmodat(dir, name.c_str(), mode, 0) != 0) {
+        return Status::from_errno("making " + shown + " in the node's /run");
+    }
+    return {};
+}
+
+// The view's /run, which must be the node's tmpfs that mount_node_run made.
+Status open_node_run(int view_root, Fd &out) {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    out.reset(static_cast<int>(::syscall(SYS_openat2, view_root, "run", &how, sizeof(how))));
+    struct statfs fs {};
+    struct stat st {};
+    if (!out.valid() || ::fstatfs(out.get(), &fs) != 0 || ::fstat(out.get(), &st) != 0) {
+        return Status::from_errno("opening the node's /run in the jail view");
+    }
+    if (fs.f_type != TMPFS_MAGIC || st.st_uid != 0 || (st.st_mode & 07777) != 0755) {
+        return Status::failure("internal: /run in the jail view is not the node's own tmpfs");
+    }
+    return {};
+}
+
+} // namespace
+
+Status mount_node_run(int view_root) {
+    Fd target;
+    if (auto s = open_mount_target(view_root, "/run", TargetType::Directory, target); !s.ok()) {
+        return s;
+    }
+    Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
+    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", kNodeRunSize, 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "nr_inodes", kNodeRunInodes, 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
+        return Status::from_errno("creating the node's /run (a tmpfs)");
+    }
+    const Fd run(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+    if (!run.valid()) {
+        return Status::from_errno("mounting the node's /run");
+    }
+    // Filled while detached: nothing else can reach it yet.
+    for (const auto &dir : node_run_skeleton()) {
+        if (auto s = make_dir(run.get(), dir.path.substr(std::string("/run/").size()), dir.mode,
+                              dir.path);
+            !s.ok()) {
+            return s;
+        }
+    }
+    if (::move_mount(run.get(), "", target.get(), "",
+                     MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+        return Status::from_errno("attaching the node's /run in the jail");
+    }
+    return {};
+}
+
+Status make_node_run_mount_point(int view_root, const std::string &target, TargetType type) {
+    Fd current;
+    if (auto s = open_node_run(view_root, current); !s.ok()) {
+        return s;
+    }
+    const auto components = split_components(target);
+    std::string shown = "/run";
+    for (std::size_t i = 1; i < components.size(); ++i) {
+        const std::string &name = components[i];
+        shown += "/" + name;
+        Fd next(open_here(current.get(), name));
+        if (!next.valid() && errno != ENOENT) {
+            return {}; // a symlink can't be here; a bind below /run is not ours to change
+        }
+        if (!next.valid()) {
+            const bool last = i + 1 == components.size();
+            if (last && type == TargetType::File) {
+                const Fd file(::openat(current.get(), name.c_str(),
+                                       O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644));
+                if (!file.valid() || ::fchmod(file.get(), 0644) != 0) {
+                    return Status::from_errno("making " + shown + " in the node's /run");
+                }
+                return {};
+            }
+            if (auto s = make_dir(current.get(), name, 0755, shown); !s.ok()) {
+                return s;
+            }
+            next.reset(open_here(current.get(), name));
+            if (!next.valid()) {
+                return Status::from_errno("opening " + shown + " in the node's /run");
+            }
+        }
+        current = std::move(next);
+    }
+    return {};
+}
+
+} // namespace sjail

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Opening paths without following symlinks, checking ownership on the way.
+// This is how the plugin avoids every path a user could redirect.
+#pragma once
+
+#include "sjail/core/status.hpp"
+#include "sjail/sys/fd.hpp"
+
+#include <string>
+
+namespace sjail {
+
+// Opens an absolute host path (the jail, the state directory) as an O_PATH
+// directory fd. Every component, the last included, must be a real directory
+// (no symlink), owned by root and not writable by group or others.
+Status open_root_owned_dir(const std::string &path, Fd &out);
+
+enum class TargetType { Directory, File };
+
+// Opens `target` (absolute, as seen inside the jail) below the jail root fd,
+// one component at a time with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, so a
+// symlink anywhere on the way is refused. Every directory above the target
+// must be root-owned and not writable by group or others; the target must
+// already exist (nothing is ever created inside the jail) with type `type`.
+Status open_mount_target(int jail_root, const std::string &target, TargetType type, Fd &out);
+
+// Creates an absolute host directory with `mode` if it is missing. Parents
+// must be root-owned and not group/other-writable (so no user can plant a
+// symlink on the way); an existing final directory must be root-owned and
+// not writable by group or others unless `mode` asks for that.
+Status ensure_root_dir(const std::string &path, unsigned mode);
+
+// What ensure_root_dir would say, without creating or changing anything: a
+// missing directory is fine when everything above it passes.
+Status check_root_dir(const std::string &path, unsigned mode);
+
+// Opens an absolute node path (a bind source) as an O_PATH fd, one component
+// at a time from "/". A symlink is followed only while every directory
+// walked so far, the one holding the link included, is root-owned and closed
+// to group and others (so /etc/resolv.conf may be a link into /run). Below a
+// directory a user can write, a symlink is refused: a user must never be able
+// to point a bind at a host path of their choosing.
+Status open_node_path(const std::string &path, Fd &out);
+
+} // namespace sjail

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sjail/sys/step_entry.hpp"
+
+#include "sjail/sys/jail_view.hpp"
+#include "sjail/sys/job_namespace.hpp"
+#include "sjail/sys/node_namespace.hpp"
+
+#include <array>
+#include <cerrno>
+#include <climits>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace sjail {
+
+Status enter_node_jail(const Config &config) {
+    NodeNamespace node;
+    if (auto s = acquire_node_namespace(config, node); !s.ok()) {
+        return s;
+    }
+    if (auto s = enter_namespace(node.fd.get()); !s.ok()) {
+        return s;
+    }
+    if (auto s = verify_root(node.jail); !s.ok()) {
+        forget_node_namespace(config);
+        return s;
+    }
+    return {};
+}
+
+Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out) {
+    NodeNamespace node;
+    if (auto s = acquire_node_namespace(config, node); !s.ok()) {
+        return s;
+    }
+    JobNamespace job_ns;
+    if (auto s = open_job_namespace(config, node, job, job_ns); !s.ok()) {
+        return s;
+    }
+    struct stat pid_ns {};
+    if (::fstat(job_ns.pid.get(), &pid_ns) != 0) {
+        return Status::from_errno("fstat the job's PID namespace");
+    }
+    out.own_pid.reset(::open("/proc/thread-self/ns/pid", O_RDONLY | O_CLOEXEC));
+    if (!out.own_pid.valid()) {
+        return Status::from_errno("open /proc/thread-self/ns/pid");
+    }
+    if (auto s = enter_namespace(job_ns.tasks.get()); !s.ok()) {
+        return s;
+    }
+    if (auto s = verify_root(node.jail); !s.ok()) {
+        forget_node_namespace(config);
+        return s;
+    }
+    out.tasks = std::move(job_ns.tasks);
+    out.stepd = std::move(job_ns.stepd);
+    out.job_pid = std::move(job_ns.pid);
+    out.jail = node.jail;
+    out.pid_ns = pid_ns.st_ino;
+    return {};
+}
+
+Status start_children_in_job(StepJail &step) {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    std::array<__user_cap_data_struct, _LINUX_CAPABILITY_U32S_3> saved{};
+    if (::syscall(SYS_capget, &header, saved.data()) != 0) {
+        return Status::from_errno("capget");
+    }
+    auto raised = saved;
+    raised[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective |= CAP_TO_MASK(CAP_SYS_ADMIN);
+    if (::syscall(SYS_capset, &header, raised.data()) != 0) {
+        return Status::from_errno("raising CAP_SYS_ADMIN to enter the job's PID namespace");
+    }
+    const int joined = ::setns(step.job_pid.get(), CLONE_NEWPID);
+    const int err = errno;
+    (void)::syscall(SYS_capset, &header, saved.data());
+    if (joined != 0) {
+        return Status::from_errno("setns into the job's PID namespace", err);
+    }
+    step.children_in_job = true;
+    return {};
+}
+
+void stop_children_in_job(StepJail &step) noexcept {
+    if (step.children_in_job && ::setns(step.own_pid.get(), CLONE_NEWPID) == 0) {
+        step.children_in_job = false;
+    }
+}
+
+Status move_on_to_stepd_view(StepJail &step) {
+    if (step.tasks_forked) {
+        return {};
+    }
+    step.tasks_forked = true;
+    // Threads slurmstepd created since init_post_opt share this thread's
+    // filesystem attributes again: enter_namespace unshares them first.
+    if (auto s = enter_namespace(step.stepd.get()); !s.ok()) {
+        return s;
+    }
+    return verify_root(step.jail);
+}
+
+Status enter_tasks_view(const StepJail &step, PidCheck check) {
+    struct stat born {};
+    const bool in_job =
+        ::stat("/proc/thread-self/ns/pid", &born) == 0 && born.st_ino == step.pid_ns;
+    if (check == PidCheck::Required && !in_job) {
+        return Status::failure("the task was not born in the job's PID namespace");
+    }
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof(cwd)) == nullptr) {
+        return Status::from_errno("getcwd");
+    }
+    if (::setns(step.tasks.get(), CLONE_NEWNS) != 0) {
+        return Status::from_errno("setns into the job's tasks view");
+    }
+    if (auto s = verify_root(step.jail); !s.ok()) {
+        return s;
+    }
+    if (::chdir(cwd) != 0) {
+        return Status::from_errno(std::string("chdir ") + cwd + " in the job's tasks view");
+    }
+    return in_job ? Status() : be_born_in_job(step);
+}
+
+Status be_born_in_job(const StepJail &step) {
+    if (::setns(step.job_pid.get(), CLONE_NEWPID) != 0) {
+        return Status::from_errno("setns into the job's PID namespace");
+    }
+    (void)::setpgid(0, 0);
+    const pid_t child = ::fork();
+    if (child < 0) {
+        return Status::from_errno("fork into the job's PID namespace");
+    }
+    if (child == 0) {
+        return {};
+    }
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+Status enter_namespace(int ns_fd) {
+    if (::unshare(CLONE_FS) != 0) {
+        return Status::from_errno("unshare(CLONE_FS)");
+    }
+    if (::setns(ns_fd, CLONE_NEWNS) != 0) {
+        return Status::from_errno("setns into the node's jail namespace (slurmd needs "
+                                  "CAP_SYS_ADMIN and CAP_SYS_CHROOT)");
+    }
+    return {};
+}
+
+Status verify_root(const FileId &jail) {
+    struct stat st {};
+    if (::stat("/", &st) != 0) {
+        return Status::from_errno("stat / in the jail namespace");
+    }
+    if (!(file_id_of(st) == jail)) {
+        return Status::failure("the node's kept jail namespace does not have the jail as its "
+                               "root; it was dropped and the next step rebuilds it");
+    }
+    return {};
+}
+
+Status current_mount_namespace(ino_t &ino) {
+    struct stat st {};
+    if (::stat("/proc/thread-self/ns/mnt", &st) != 0) {
+        return Status::from_errno("stat /proc/thread-self/ns/mnt");
+    }
+    ino = st.st_ino;
+    return {};
+}
+
+} // namespace sjail

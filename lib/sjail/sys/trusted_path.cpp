@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sjail/sys/trusted_path.hpp"
+
+#include "sjail/core/path_rules.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <vector>
+
+namespace sjail {
+namespace {
+
+constexpr int kMaxSymlinks = 40;
+constexpr int kMaxSonameHops = 8;
+
+// One component below `dir`; a trailing symlink is returned as itself (O_PATH|O_NOFOLLOW).
+int open_beneath(int dir, const std::string &name, std::uint64_t flags) {
+    open_how how{};
+    how.flags = flags | O_CLOEXEC | O_NOFOLLOW;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    return static_cast<int>(::syscall(SYS_openat2, dir, name.c_str(), &how, sizeof(how)));
+}
+
+Status read_link(int link_fd, const std::string &shown, std::string &target) {
+    char buf[4096];
+    const ssize_t n = ::readlinkat(link_fd, "", buf, sizeof(buf));
+    if (n < 0) {
+        return Status::from_errno("readlink " + shown);
+    }
+    if (n == 0 || static_cast<std::size_t>(n) == sizeof(buf)) {
+        return Status::failure(shown + " is a symlink with an empty or overlong target");
+    }
+    target.assign(buf, static_cast<std::size_t>(n));
+    return {};
+}
+
+// Pushes the components of `path` so that the first one is popped first.
+void push_components(std::vector<std::string> &todo, std::string_view path) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        const auto slash = path.find('/', start);
+        const auto end = slash == std::string_view::npos ? path.size() : slash;
+        if (end > start) {
+            parts.emplace_back(path.substr(start, end - start));
+        }
+        if (slash == std::string_view::npos) {
+            break;
+        }
+        start = slash + 1;
+    }
+    todo.insert(todo.end(), parts.rbegin(), parts.rend());
+}
+
+std::string logical(const std::vector<std::string> &names) {
+    std::string p;
+    for (const auto &n : names) {
+        p += "/" + n;
+    }
+    return p.empty() ? "/" : p;
+}
+
+Status check_file(const std::string &shown, const struct stat &st) {
+    if (!S_ISREG(st.st_mode)) {
+        return Status::failure(shown + " is not a regular file");
+    }
+    return check_root_owned(shown, st.st_uid, st.st_mode);
+}
+
+Status check_dir(const std::string &shown, const struct stat &st) {
+    if (!S_ISDIR(st.st_mode)) {
+        return Status::failure(shown + " is not a directory");
+    }
+    return check_root_owned(shown, st.st_uid, st.st_mode);
+}
+
+// Reopens the O_PATH file `name` in `dir` for reading, insisting on the same inode.
+Status reopen_for_reading(int dir, const std::string &name, const std::string &shown,
+                          TrustedOpen &out) {
+    Fd fd(open_beneath(dir, name, O_RDONLY | O_NONBLOCK));
+    struct stat st {};
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) {
+        return Status::from_errno("open " + shown);
+    }
+    if (st.st_dev != out.st.st_dev || st.st_ino != out.st.st_ino) {
+        return Status::failure(shown + " changed while it was being opened; try again");
+    }
+    out.fd = std::move(fd);
+    return {};
+}
+
+} // namespace
+
+Status open_trusted(int root, std::string_view shown_root, std::string_view path, TrustedKind want,
+                    TrustedOpen &out, bool for_reading) {
+    out = TrustedOpen{};
+    std::vector<Fd> dirs;
+    dirs.emplace_back(::fcntl(root, F_DUPFD_CLOEXEC, 0));
+    if (!dirs.back().valid()) {
+        return Status::from_errno("dup");
+    }
+    std::vector<std::string> names; // the logical path so far, for messages
+    std::vector<std::string> todo;
+    push_components(todo, path);
+    int links = 0;
+    const std::string prefix(shown_root);
+    while (!todo.empty()) {
+        const std::string comp = todo.back();
+        todo.pop_back();
+        if (comp == ".") {
+            continue;
+        }
+        if (comp == "..") {
+            if (dirs.size() > 1) {
+                dirs.pop_back();
+                names.pop_back();
+            }
+            continue;
+        }
+        names.push_back(comp);
+        const std::string shown = prefix + logical(names);
+        Fd next(open_beneath(dirs.back().get(), comp, O_PATH));
+        if (!next.valid()) {
+            out.missing = errno == ENOENT;
+            return Status::from_errno(shown);
+        }
+        struct stat st {};
+        if (::fstat(next.get(), &st) != 0) {
+            return Status::from_errno("fstat " + shown);
+        }
+        if (S_ISLNK(st.st_mode)) {
+            // Its directory was checked on the way in, so only root made it,
+            // unless it is owned by someone else (made before a chown).
+            if (st.st_uid != 0) {
+                return Status::failure(shown + " is a symlink owned by uid " +
+                                       std::to_string(st.st_uid) +
+                                       ", not root; the plugin never follows a user's symlink");
+            }
+            if (++links > kMaxSymlinks) {
+                return Status::failure(shown + ": too many levels of symbolic links");
+            }
+            std::string target;
+            if (auto s = read_link(next.get(), shown, target); !s.ok()) {
+                return s;
+            }
+            names.pop_back();
+            if (target.front() == '/') {
+                dirs.resize(1);
+                names.clear();
+            }
+            push_components(todo, target);
+            continue;
+        }
+        const bool last = todo.empty();
+        if (!last || want == TrustedKind::Directory) {
+            if (auto s = check_dir(shown, st); !s.ok()) {
+                return s;
+            }
+            if (!last) {
+                dirs.push_back(std::move(next));
+                continue;
+            }
+        } else if (auto s = check_file(shown, st); !s.ok()) {
+            return s;
+        }
+        out.fd = std::move(next);
+        out.st = st;
+        out.shown = shown;
+        if (for_reading && want == TrustedKind::File) {
+            return reopen_for_reading(dirs.back().get(), comp, shown, out);
+        }
+        return {};
+    }
+    // The path named the root itself (or resolved back to it).
+    struct stat st {};
+    const std::string shown = prefix.empty() ? "/" : prefix;
+    if (::fstat(dirs.front().get(), &st) != 0) {
+        return Status::from_errno("fstat " + shown);
+    }
+    if (want != TrustedKind::Directory) {
+        return Status::failure(shown + " is a directory, not a file");
+    }
+    if (auto s = check_dir(shown, st); !s.ok()) {
+        return s;
+    }
+    out.fd = std::move(dirs.front());
+    out.st = st;
+    out.shown = shown;
+    return {};
+}
+
+Status open_trusted_on_node(std::string_view path, TrustedKind want, TrustedOpen &out,
+                            bool for_reading) {
+    const Fd slash(::open("/", O_PATH | O_CLOEXEC | O_DIRECTORY));
+    if (!slash.valid()) {
+        return Status::from_errno("open /");
+    }
+    struct stat st {};
+    if (::fstat(slash.get(), &st) != 0) {
+        return Status::from_errno("fstat /");
+    }
+    if (auto s = check_dir("/", st); !s.ok()) {
+        return s;
+    }
+    return open_trusted(slash.get(), "", path, want, out, for_reading);
+}
+
+Status open_in_dir(int dir, const std::string &dir_shown, const std::string &name,
+                   std::string &real, TrustedOpen &out) {
+    out = TrustedOpen{};
+    std::string current = name;
+    for (int hop = 0; hop <= kMaxSonameHops; ++hop) {
+        const std::string shown = dir_shown + "/" + current;
+        Fd fd(open_beneath(dir, current, O_PATH));
+        if (!fd.valid()) {
+            out.missing = errno == ENOENT;
+            return Status::from_errno(shown);
+        }
+        struct stat st {};
+        if (::fstat(fd.get(), &st) != 0) {
+            return Status::from_errno("fstat " + shown);
+        }
+        if (!S_ISLNK(st.st_mode)) {
+            if (auto s = check_file(shown, st); !s.ok()) {
+                return s;
+            }
+            real = current;
+            out.fd = std::move(fd);
+            out.st = st;
+            out.shown = shown;
+            return {};
+        }
+        if (st.st_uid != 0) {
+            return Status::failure(shown + " is a symlink owned by uid " +
+                                   std::to_string(st.st_uid) +
+                                   ", not root; the plugin never follows a user's symlink");
+        }
+        std::string target;
+        if (auto s = read_link(fd.get(), shown, target); !s.ok()) {
+            return s;
+        }
+        if (target.find('/') != std::string::npos || target == "." || target == "..") {
+            return Status::failure(shown + " links to " + target + ", outside " + dir_shown +
+                                   "; the plugin follows a driver's soname links only within "
+                                   "their own directory (point the driver root at the "
+                                   "directory that holds the real files)");
+        }
+        current = target;
+    }
+    return Status::failure(dir_shown + "/" + name + ": more than " +
+                           std::to_string(kMaxSonameHops) + " links in a row");
+}
+
+} // namespace sjail
