@@ -33,8 +33,9 @@
 //                positive return code.
 //   job epilog   job_epilog: the job ended on the node: delete its namespaces
 //                (with the settings passed to this call: no init runs there).
-//   job_container/slurm_jail (plugin/job_container) calls the sjail_jc_*
-//                functions below, exported for it alone.
+//   job_container/slurm_jail (plugin/job_container) reaches the job
+//                functions below through the one table this plugin exports
+//                for it (sjail/abi/job_container_table.h).
 // No exception leaves a callback.
 extern "C" {
 #include <slurm/slurm.h> // SLURM_BATCH_SCRIPT, SLURM_EXTERN_CONT, ...
@@ -46,9 +47,11 @@ extern const unsigned int spank_plugin_version;
 SPANK_PLUGIN(chroot, 1)
 }
 
+#include "sjail/abi/job_container_table.h"
 #include "sjail/core/config.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "sjail/core/step_decision.hpp"
+#include "sjail/core/step_state.hpp"
 #include "sjail/sys/dead_end.hpp"
 #include "sjail/sys/job_namespace.hpp"
 #include "sjail/sys/node_namespace.hpp"
@@ -73,10 +76,7 @@ struct PluginState {
     sjail::Config config;
     Status config_status;
     bool no_jail_requested = false; // --no-jail, by option or environment
-    bool skip = false;              // the step runs where it is (extern step, allowed opt-out)
-    bool entered = false;           // slurmstepd's thread is in the jail
-    bool out_of_memory = false;     // a failure whose message could not be kept
-    std::string failure;            // why this step may not run
+    sjail::StepState state;         // where the step stands (step_state.hpp)
     sjail::StepJail step;           // the job's tasks view, for tasks and job scripts
     std::string step_name = "step";
     spank_context_t context = S_CTX_ERROR;
@@ -165,17 +165,15 @@ void leave_for_dead_end() noexcept {
 
 // Allocation-free: also reached when memory ran out.
 void fail_out_of_memory() noexcept {
-    g.out_of_memory = true;
-    g.entered = false;
+    g.state.ran_out_of_memory();
     slurm_error("chroot: out of memory while preparing the step; no task will run");
     leave_for_dead_end();
 }
 
 void fail_step(std::string reason) {
-    g.failure = std::move(reason);
-    g.entered = false;
+    g.state.refuse(std::move(reason));
     slurm_error("chroot: %s: jail entry failed, no task will run: %s", g.step_name.c_str(),
-                g.failure.c_str());
+                g.state.refusal().c_str());
     leave_for_dead_end();
 }
 
@@ -193,7 +191,7 @@ void prepare_step(spank_t sp) {
     const sjail::StepDecision decision = sjail::decide_step(facts);
     switch (decision.action) {
     case sjail::StepAction::NodeRoot:
-        g.skip = true;
+        g.state.run_on_node_root();
         slurm_info("chroot: %s: %s", g.step_name.c_str(), decision.reason.c_str());
         return;
     case sjail::StepAction::Refuse:
@@ -210,7 +208,7 @@ void prepare_step(spank_t sp) {
         fail_step(s.message());
         return;
     }
-    g.entered = true;
+    g.state.entered();
     // The extern step forks its one process (which pam_slurm_adopt adopts
     // into) without a user_init before it: its fork window opens here and
     // closes at its task_post_fork.
@@ -225,21 +223,18 @@ void prepare_step(spank_t sp) {
 
 // Task child, as root, before setuid and exec. Returns -1 to stop the task.
 void report_task_refused() {
-    if (g.out_of_memory) {
-        slurm_error("chroot: task not started: the step ran out of memory entering the jail");
-    } else {
-        slurm_error("chroot: %s: task not started, jail entry failed: %s", g.step_name.c_str(),
-                    g.failure.c_str());
-    }
+    slurm_error("chroot: %s", g.state.task_refusal(g.step_name).c_str());
 }
 
 int check_task(spank_t sp) {
-    if (g.skip) {
+    switch (g.state.for_task()) {
+    case sjail::TaskVerdict::RunWhereItIs:
         return 0;
-    }
-    if (!g.entered) {
+    case sjail::TaskVerdict::Refuse:
         report_task_refused();
         return -1;
+    case sjail::TaskVerdict::EnterJail:
+        break;
     }
     if (Status s = sjail::enter_tasks_view(g.step, sjail::PidCheck::Required); !s.ok()) {
         slurm_error("chroot: %s: task not started: %s", g.step_name.c_str(), s.message().c_str());
@@ -349,15 +344,17 @@ int join_job(uint32_t job) {
     }
     Status s;
     if (g.context == S_CTX_REMOTE) {
-        if (g.skip) {
+        switch (g.state.for_task()) {
+        case sjail::TaskVerdict::RunWhereItIs:
             return 0; // an allowed --no-jail step: its scripts run where it runs
-        }
-        if (!g.entered) {
+        case sjail::TaskVerdict::Refuse:
             // The same line the task refusal gives: slurmstepd joins the
             // job's container in each task before SPANK's task callbacks.
             report_task_refused();
             leave_for_dead_end();
             return -1;
+        case sjail::TaskVerdict::EnterJail:
+            break;
         }
         s = sjail::enter_tasks_view(g.step, sjail::PidCheck::RebirthIfNeeded);
     } else {
@@ -432,7 +429,7 @@ int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, char ** /*av*/) {
 // slurmstepd, main thread, as the user, just before it forks the tasks.
 int slurm_spank_user_init(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
     try {
-        if (!g.entered) {
+        if (!g.state.in_jail()) {
             return 0; // refused steps: their tasks are refused one by one
         }
         if (Status s = sjail::start_children_in_job(g.step); !s.ok()) {
@@ -450,7 +447,7 @@ int slurm_spank_user_init(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
 // over at the first one, and the thread moves on to the stepd view.
 int slurm_spank_task_post_fork(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
     sjail::stop_children_in_job(g.step);
-    if (g.entered) {
+    if (g.state.in_jail()) {
         if (Status s = sjail::move_on_to_stepd_view(g.step); !s.ok()) {
             slurm_error("chroot: %s: %s", g.step_name.c_str(), s.message().c_str());
             leave_for_dead_end();
@@ -509,10 +506,12 @@ int slurm_spank_slurmd_exit(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
     return 0;
 }
 
-// For job_container/slurm_jail (plugin/job_container), which Slurm loads
-// beside this plugin; see job_namespace.hpp. Each returns 0 or -1.
+// For job_container/slurm_jail, which Slurm loads beside this plugin: the
+// one table it reaches this plugin through (sjail/abi/job_container_table.h).
 
-__attribute__((visibility("default"))) int sjail_jc_join(uint32_t job) {
+namespace {
+
+int jc_join(uint32_t job) {
     try {
         return join_job(job);
     } catch (...) {
@@ -523,11 +522,11 @@ __attribute__((visibility("default"))) int sjail_jc_join(uint32_t job) {
 
 // An fd of the job's tasks view for pam_slurm_adopt (slurmstepd of the
 // extern step); the same fd every time, as slurmstepd does not close it.
-__attribute__((visibility("default"))) int sjail_jc_join_external(uint32_t /*job*/) {
-    return g.entered ? g.step.tasks.get() : -1;
+int jc_join_external(uint32_t /*job*/) {
+    return g.state.in_jail() ? g.step.tasks.get() : -1;
 }
 
-__attribute__((visibility("default"))) int sjail_jc_delete(uint32_t job) {
+int jc_remove(uint32_t job) {
     try {
         return g.config_status.ok() ? delete_job(job) : -1;
     } catch (...) {
@@ -536,7 +535,7 @@ __attribute__((visibility("default"))) int sjail_jc_delete(uint32_t job) {
     }
 }
 
-__attribute__((visibility("default"))) int sjail_jc_restore() {
+int jc_restore() {
     try {
         if (g.config_status.ok()) {
             delete_stale_jobs();
@@ -545,6 +544,22 @@ __attribute__((visibility("default"))) int sjail_jc_restore() {
     } catch (...) {
         return -1;
     }
+}
+
+constexpr sjail_job_container_calls kJobContainerTable = {
+    SJAIL_JOB_CONTAINER_TABLE_VERSION,
+    sizeof(sjail_job_container_calls),
+    jc_join,
+    jc_join_external,
+    jc_remove,
+    jc_restore,
+};
+
+} // namespace
+
+__attribute__((visibility("default"))) const sjail_job_container_calls *
+sjail_job_container_table() {
+    return &kJobContainerTable;
 }
 
 } // extern "C"

@@ -10,7 +10,8 @@
 // when slurmd starts (container_p_restore). All the work is done by
 // chroot.so, which Slurm has already loaded into the same process through
 // plugstack.conf: one implementation, one configuration (the chroot.so line),
-// one state layout. This file only forwards.
+// one state layout. This file only forwards, through the one table chroot.so
+// exports (sjail/abi/job_container_table.h).
 //
 // Needs, in slurm.conf: JobContainerType=job_container/slurm_jail, and
 // chroot.so in plugstack.conf.
@@ -21,8 +22,10 @@ extern "C" {
 #include <slurm/spank.h> // slurm_error
 }
 
+#include "sjail/abi/job_container_table.h"
 #include "sjail/sys/dead_end.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <dlfcn.h>
 #include <sys/types.h>
@@ -38,18 +41,34 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 namespace {
 
-// A function of the chroot.so Slurm loaded, or null when it is not loaded.
-template <typename Fn> Fn chroot_so(const char *name) {
+using Table = sjail_job_container_calls;
+
+// chroot.so's table, checked once per process; null (after logging why) when
+// chroot.so is not loaded or comes from another build.
+const Table *chroot_so() {
+    static std::atomic<const Table *> checked{nullptr};
+    if (const Table *table = checked.load(); table != nullptr) {
+        return table;
+    }
     void *handle = ::dlopen("chroot.so", RTLD_LAZY | RTLD_NOLOAD);
-    return handle == nullptr ? nullptr : reinterpret_cast<Fn>(::dlsym(handle, name));
+    void *symbol = handle == nullptr ? nullptr : ::dlsym(handle, SJAIL_JOB_CONTAINER_TABLE);
+    if (symbol == nullptr) {
+        slurm_error("job_container/slurm_jail: chroot.so is not loaded in this process; put it "
+                    "in plugstack.conf (see chroot.so(8))");
+        return nullptr;
+    }
+    const auto get = reinterpret_cast<decltype(&sjail_job_container_table)>(symbol);
+    const Table *found = get();
+    if (found->version != SJAIL_JOB_CONTAINER_TABLE_VERSION || found->size != sizeof(Table)) {
+        slurm_error("job_container/slurm_jail: chroot.so comes from another build (its table is "
+                    "version %u, %u bytes; this plugin needs version %u, %zu bytes); install "
+                    "both plugins from the same slurm-jail build",
+                    found->version, found->size, SJAIL_JOB_CONTAINER_TABLE_VERSION, sizeof(Table));
+        return nullptr;
+    }
+    checked.store(found);
+    return found;
 }
-
-using JobFn = int (*)(uint32_t);
-using VoidFn = int (*)();
-
-constexpr const char *kMissing =
-    "job_container/slurm_jail: chroot.so is not loaded in this process; put it in "
-    "plugstack.conf (see chroot.so(8))";
 
 } // namespace
 
@@ -66,11 +85,7 @@ int fini() {
 // The job's namespaces are made by its first step, whose slurmstepd reads
 // plugstack.conf afresh (slurmd's copy is as old as slurmd).
 int container_p_create(uint32_t /*job_id*/, uid_t /*uid*/) {
-    if (chroot_so<JobFn>("sjail_jc_join") == nullptr) {
-        slurm_error("%s", kMissing);
-        return SLURM_ERROR;
-    }
-    return SLURM_SUCCESS;
+    return chroot_so() == nullptr ? SLURM_ERROR : SLURM_SUCCESS;
 }
 // A failed join must not leave the child where it is: Slurm ignores the
 // failure for job scripts. Calls for uid 0 are slurmd's and slurmstepd's own
@@ -81,18 +96,17 @@ int container_p_join(uint32_t job_id, uid_t uid) {
     if (job_id == 0 || uid == 0) {
         return SLURM_SUCCESS;
     }
-    const auto join = chroot_so<JobFn>("sjail_jc_join");
-    if (join == nullptr) {
-        slurm_error("%s", kMissing);
+    const Table *chroot = chroot_so();
+    if (chroot == nullptr) {
         (void)sjail::enter_dead_end(nullptr, nullptr);
         return SLURM_ERROR;
     }
-    return join(job_id) == 0 ? SLURM_SUCCESS : SLURM_ERROR;
+    return chroot->join(job_id) == 0 ? SLURM_SUCCESS : SLURM_ERROR;
 }
 
 int container_p_join_external(uint32_t job_id) {
-    const auto join_external = chroot_so<JobFn>("sjail_jc_join_external");
-    return join_external == nullptr ? -1 : join_external(job_id);
+    const Table *chroot = chroot_so();
+    return chroot == nullptr ? -1 : chroot->join_external(job_id);
 }
 
 int container_p_add_cont(uint32_t /*job_id*/, uint64_t /*cont_id*/) {
@@ -100,18 +114,14 @@ int container_p_add_cont(uint32_t /*job_id*/, uint64_t /*cont_id*/) {
 }
 
 int container_p_delete(uint32_t job_id) {
-    const auto remove = chroot_so<JobFn>("sjail_jc_delete");
-    if (remove == nullptr) {
-        slurm_error("%s", kMissing);
-        return SLURM_ERROR;
-    }
-    return remove(job_id) == 0 ? SLURM_SUCCESS : SLURM_ERROR;
+    const Table *chroot = chroot_so();
+    return chroot != nullptr && chroot->remove(job_id) == 0 ? SLURM_SUCCESS : SLURM_ERROR;
 }
 
 // chroot.so's own slurmd start also deletes what crashed jobs left.
 int container_p_restore(char * /*dir_name*/, bool /*recover*/) {
-    const auto restore = chroot_so<VoidFn>("sjail_jc_restore");
-    return restore == nullptr || restore() == 0 ? SLURM_SUCCESS : SLURM_ERROR;
+    const Table *chroot = chroot_so();
+    return chroot == nullptr || chroot->restore() == 0 ? SLURM_SUCCESS : SLURM_ERROR;
 }
 
 void container_p_reconfig() {}
