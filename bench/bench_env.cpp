@@ -365,18 +365,17 @@ std::string fresh_sample(const JailConfig &jc, std::vector<std::int64_t> &values
 std::string stamp_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
     return in_child(
         [&jc](std::vector<std::int64_t> &got) -> std::string {
-            std::string stamp;
-            sjail::FileId jail;
+            sjail::CurrentStamp current;
             const std::int64_t t0 = now_ns();
-            const sjail::Status s = sjail::current_stamp(jc.config, stamp, jail);
+            const sjail::Status s = sjail::current_stamp(jc.config, current);
             const std::int64_t t1 = now_ns();
             if (!s.ok()) {
                 return "current_stamp: " + s.message();
             }
             // Every bind source of the plan was identified (one "source" line each).
             std::size_t sources = 0;
-            for (std::size_t at = 0; (at = stamp.find("\nsource ", at)) != std::string::npos;
-                 ++at) {
+            for (std::size_t at = 0;
+                 (at = current.stamp.find("\nsource ", at)) != std::string::npos; ++at) {
                 ++sources;
             }
             // The fresh /proc and /run have no source.

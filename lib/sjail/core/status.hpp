@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A tiny success-or-message result, shared by the plugin's pure and system layers.
+// A tiny success-or-message result, shared by the jail library (core and sys) and its front ends.
 #pragma once
 
 #include <cerrno>
@@ -10,7 +10,8 @@
 namespace sjail {
 
 // Empty message means success. Messages name the cause and, where there is one, the fix.
-class Status {
+// [[nodiscard]]: a dropped error does not compile; drop one on purpose with (void).
+class [[nodiscard]] Status {
   public:
     Status() = default;
     static Status failure(std::string message) { return Status(std::move(message)); }

@@ -27,7 +27,7 @@ void join_if_current(const std::string &state, const std::string &stamp, Fd &out
 }
 
 // With STATE/lock held exclusively: build anew and record the stamp.
-Status rebuild(const Config &config, const FileId &jail, NodeNamespace &out) {
+Status rebuild(const Config &config, CurrentStamp &now, NodeNamespace &out) {
     const std::string &state = config.state_dir;
     if (auto s = make_private_mount(state); !s.ok()) {
         return s;
@@ -47,42 +47,41 @@ Status rebuild(const Config &config, const FileId &jail, NodeNamespace &out) {
         return s;
     }
     // Identified before the build: a source or driver that changes while it
-    // runs makes the stamp stale, so the next step builds again.
-    // The driver is looked for afresh, reading the whole loader cache.
-    (void)::unlink(driver_memo_path(config).c_str());
-    std::string stamp;
-    NodeGpu gpu;
-    if (auto s = stamp_now(config, jail, stamp, gpu); !s.ok()) {
-        return s;
-    }
-    if (auto s = build_node_namespace(config, build_mount_plan(config, proc), gpu.driver, jail,
-                                      state + "/ns");
+    // runs makes the stamp stale, so the next step builds again. The driver
+    // is the one current_stamp found; the sources are identified again now
+    // that the directories above exist.
+    restamp_sources(config, now);
+    if (auto s = build_node_namespace(config, build_mount_plan(config, proc), now.gpu.driver,
+                                      now.jail, state + "/ns");
         !s.ok()) {
         return s;
     }
-    if (!gpu.driver.memo.empty()) {
-        // It only spares the next steps a read of the loader cache.
-        (void)write_file_atomically(driver_memo_path(config), gpu.driver.memo);
+    if (!now.gpu.driver.memo.empty()) {
+        // What the loader cache listed for the driver, keyed by the cache
+        // file: it spares the next steps a read of the whole cache. (A
+        // memo changes the stamp, so a changed one always comes here.)
+        (void)write_file_atomically(driver_memo_path(config), now.gpu.driver.memo);
     }
-    if (auto s = write_file_atomically(state + "/stamp", stamp); !s.ok()) {
+    if (auto s = write_file_atomically(state + "/stamp", now.stamp); !s.ok()) {
         return s;
     }
-    join_if_current(state, stamp, out.fd);
+    join_if_current(state, now.stamp, out.fd);
     if (!out.fd.valid()) {
         return Status::failure("the jail namespace on " + state +
                                "/ns vanished right after it was built");
     }
-    out.stamp = std::move(stamp);
+    out.stamp = std::move(now.stamp);
     return {};
 }
 
 } // namespace
 
 Status acquire_node_namespace(const Config &config, NodeNamespace &out) {
-    std::string stamp;
-    if (auto s = current_stamp(config, stamp, out.jail); !s.ok()) {
+    CurrentStamp now;
+    if (auto s = current_stamp(config, now); !s.ok()) {
         return s;
     }
+    out.jail = now.jail;
     const std::string &state = config.state_dir;
     if (auto s = prepare_state_dir(state); !s.ok()) {
         return s;
@@ -91,20 +90,20 @@ Status acquire_node_namespace(const Config &config, NodeNamespace &out) {
     if (auto s = lock_state(state, lock, LOCK_SH); !s.ok()) {
         return s;
     }
-    join_if_current(state, stamp, out.fd);
+    join_if_current(state, now.stamp, out.fd);
     if (out.fd.valid()) {
-        out.stamp = std::move(stamp);
+        out.stamp = std::move(now.stamp);
         return {};
     }
     if (auto s = lock_state(state, lock, LOCK_EX); !s.ok()) {
         return s;
     }
-    join_if_current(state, stamp, out.fd); // another step may have rebuilt it meanwhile
+    join_if_current(state, now.stamp, out.fd); // another step may have rebuilt it meanwhile
     if (out.fd.valid()) {
-        out.stamp = std::move(stamp);
+        out.stamp = std::move(now.stamp);
         return {};
     }
-    return rebuild(config, out.jail, out);
+    return rebuild(config, now, out);
 }
 
 void forget_node_namespace(const Config &config) {

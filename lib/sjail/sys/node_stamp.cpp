@@ -84,25 +84,25 @@ Status identify_jail(const Config &config, FileId &jail) {
     return {};
 }
 
-Status stamp_now(const Config &config, const FileId &jail, std::string &stamp, NodeGpu &gpu) {
-    if (auto s = find_node_gpu(config, gpu); !s.ok()) {
+Status current_stamp(const Config &config, CurrentStamp &now) {
+    if (auto s = identify_jail(config, now.jail); !s.ok()) {
         return s;
     }
+    if (auto s = find_node_gpu(config, now.gpu); !s.ok()) {
+        return s;
+    }
+    restamp_sources(config, now);
+    return {};
+}
+
+void restamp_sources(const Config &config, CurrentStamp &now) {
     std::string node_proc;
     if (config.proc_options.empty() && !node_proc_super_options(node_proc).ok()) {
         node_proc = "unreadable"; // the build reads the whole mount table instead
     }
-    stamp = namespace_stamp(config, plugin_id(), jail, identify_sources(build_mount_plan(config)),
-                            gpu.stamp, node_proc);
-    return {};
-}
-
-Status current_stamp(const Config &config, std::string &stamp, FileId &jail) {
-    if (auto s = identify_jail(config, jail); !s.ok()) {
-        return s;
-    }
-    NodeGpu gpu;
-    return stamp_now(config, jail, stamp, gpu);
+    now.stamp =
+        namespace_stamp(config, plugin_id(), now.jail, identify_sources(build_mount_plan(config)),
+                        now.gpu.stamp, node_proc);
 }
 
 } // namespace sjail

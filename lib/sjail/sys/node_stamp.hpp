@@ -17,12 +17,22 @@ namespace sjail {
 // The jail directory's identity, after the same ownership checks as a build.
 Status identify_jail(const Config &config, FileId &jail);
 
-// The stamp a namespace built now would have, and the GPU driver it would get.
-Status stamp_now(const Config &config, const FileId &jail, std::string &stamp, NodeGpu &gpu);
+// What a namespace built now would be made from, found once per step: a
+// step that must rebuild uses the same (nothing is looked for twice).
+struct CurrentStamp {
+    std::string stamp; // what STATE/stamp holds for a namespace built now
+    FileId jail;       // the jail directory's identity
+    NodeGpu gpu;       // the node's GPU driver the build binds
+};
 
-// The same, after opening the jail (root-owned and closed to others all the
-// way up) and identifying it: what every step computes before it joins the
-// kept namespace (benchmarks measure its cost).
-Status current_stamp(const Config &config, std::string &stamp, FileId &jail);
+// After opening the jail (root-owned and closed to others all the way up)
+// and identifying it: what every step computes before it joins the kept
+// namespace (benchmarks measure its cost).
+[[nodiscard]] Status current_stamp(const Config &config, CurrentStamp &now);
+
+// The stamp again from `now`'s jail and driver, with every bind source
+// identified afresh: a rebuild takes it after making the node-local
+// directories (tmp=, ...) that are bind sources themselves.
+void restamp_sources(const Config &config, CurrentStamp &now);
 
 } // namespace sjail
