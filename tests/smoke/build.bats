@@ -10,16 +10,13 @@ setup() {
     PAM_SO=$SLURM_JAIL_BUILD_DIR/plugin/pam/pam_slurm_jail.so
 }
 
-@test "chroot.so exports only the SPANK symbols and the job container's entry points" {
+@test "chroot.so exports only the SPANK symbols and the job container's one table" {
     run bash -c "nm -D --defined-only '$SO' | awk '{print \$3}' | sort"
     assert_success
     assert_output "plugin_name
 plugin_type
 plugin_version
-sjail_jc_delete
-sjail_jc_join
-sjail_jc_join_external
-sjail_jc_restore
+sjail_job_container_table
 slurm_spank_exit
 slurm_spank_init
 slurm_spank_init_post_opt
