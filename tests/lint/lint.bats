@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# Style and static checks over the whole tree: clang-format, clang-tidy, shellcheck.
+# Style and static checks over the whole tree: clang-format, clang-tidy,
+# shellcheck, and the include graph of the library and its front ends.
 
 setup() {
     load /usr/lib/bats/bats-support/load.bash
@@ -39,4 +40,40 @@ shell_scripts() {
 @test "shell scripts are shellcheck clean" {
     run bash -c "$(declare -f shell_scripts); shell_scripts | grep -v '\.bats$' | xargs -r shellcheck -x"
     assert_success
+}
+
+# The include graph: lib/sjail is one library that includes no Slurm header,
+# its pure core/ includes nothing of sys/, and each front end in plugin/
+# includes the library and its own folder, never another front end.
+quoted_includes() { git grep -nE '^#include "' -- "$1"; }
+
+@test "the jail library includes no Slurm header" {
+    run git grep -nE '^#include <slurm/' -- 'lib/*'
+
+    assert_failure 1
+    assert_output ""
+}
+
+@test "the library's pure core includes nothing of its system layer" {
+    run bash -c "$(declare -f quoted_includes); quoted_includes 'lib/sjail/core/*' | grep -v '\"sjail/core/'"
+    assert_failure 1
+    assert_output ""
+}
+
+@test "front ends include the library and their own folder only" {
+    local fe bad=""
+    for fe in plugin/*/; do
+        fe=${fe%/}
+        # A quoted include is "sjail/..." or a bare name of a file in the front end's own folder.
+        while IFS= read -r line; do
+            local file=${line%%:*} name
+            name=$(sed -E 's/.*#include "([^"]+)".*/\1/' <<<"$line")
+            case $name in
+                sjail/*) [ -e "lib/$name" ] || bad+="$line (no such library header)"$'\n' ;;
+                */*) bad+="$line"$'\n' ;;
+                *) [ -e "$(dirname "$file")/$name" ] || bad+="$line"$'\n' ;;
+            esac
+        done < <(quoted_includes "$fe/*")
+    done
+    [ -z "$bad" ] || fail "front-end includes outside the library and the front end's folder:"$'\n'"$bad"
 }
