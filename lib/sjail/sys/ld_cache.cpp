@@ -54,15 +54,6 @@ int open_beneath(int dir, const char *name, std::uint64_t flags) {
     return static_cast<int>(::syscall(SYS_openat2, dir, name, &how, sizeof(how)));
 }
 
-std::string dir_of(const std::string &path) {
-    const auto slash = path.rfind('/');
-    return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-}
-
-std::string base_of(const std::string &path) {
-    return path.substr(path.rfind('/') + 1);
-}
-
 // Names in the directory `dir` (O_PATH) matching `pattern` as glob(3) would, sorted.
 Status list_matching(const TrustedOpen &dir, const std::string &pattern,
                      std::vector<std::string> &names) {
@@ -95,7 +86,7 @@ struct ConfWalk {
 Status walk_conf(ConfWalk &walk, const std::string &path, int depth);
 
 Status walk_include(ConfWalk &walk, const std::string &pattern, int depth) {
-    const std::string dir = dir_of(pattern);
+    const std::string dir = parent_dir(pattern);
     if (dir.find_first_of("*?[") != std::string::npos) {
         return Status::failure("/etc/ld.so.conf includes " + pattern +
                                ", with a wildcard in a directory name; list the directory "
@@ -106,7 +97,7 @@ Status walk_include(ConfWalk &walk, const std::string &pattern, int depth) {
         return opened.missing ? Status() : refuse(s);
     }
     std::vector<std::string> names;
-    if (auto s = list_matching(opened, base_of(pattern), names); !s.ok()) {
+    if (auto s = list_matching(opened, base_name(pattern), names); !s.ok()) {
         return s;
     }
     for (const auto &name : names) {
@@ -333,7 +324,7 @@ Status wait_child(pid_t pid, int out, int time_limit_ms, std::string &output, in
 
 // OUTPUT.work beside the output: root-owned, mode 0700, emptied.
 Status prepare_work_dir(int parent, const std::string &output, Fd &work) {
-    const std::string name = base_of(output) + ".work";
+    const std::string name = base_name(output) + ".work";
     const std::string shown = output + ".work";
     if (::mkdirat(parent, name.c_str(), 0700) != 0 && errno != EEXIST) {
         return Status::from_errno("mkdir " + shown);
@@ -441,7 +432,7 @@ Status check_result(const LoaderCacheRequest &request, int work, LdCache &cache)
         const LdCacheEntry *e = find_ld_cache_entry(cache, name);
         const bool first =
             e != nullptr && std::find(request.first_dirs.begin(), request.first_dirs.end(),
-                                      dir_of(e->path)) != request.first_dirs.end();
+                                      parent_dir(e->path)) != request.first_dirs.end();
         if (!first) {
             return Status::failure("in the new loader cache " + name + " resolves to " +
                                    (e == nullptr ? std::string("nothing") : e->path) +
@@ -534,7 +525,7 @@ Status build_loader_cache(const LoaderCacheRequest &request, LdCache *built) {
         return s;
     }
     TrustedOpen parent;
-    if (auto s = open_trusted_on_node(dir_of(request.output), TrustedKind::Directory, parent);
+    if (auto s = open_trusted_on_node(parent_dir(request.output), TrustedKind::Directory, parent);
         !s.ok()) {
         return Status::failure("the loader cache's directory: " + s.message());
     }
@@ -552,7 +543,7 @@ Status build_loader_cache(const LoaderCacheRequest &request, LdCache *built) {
     if (auto s = check_result(request, work.get(), cache); !s.ok()) {
         return s;
     }
-    const std::string name = base_of(request.output);
+    const std::string name = base_name(request.output);
     if (::renameat(work.get(), kCacheName, parent.fd.get(), name.c_str()) != 0) {
         return Status::from_errno("rename the new loader cache to " + request.output);
     }

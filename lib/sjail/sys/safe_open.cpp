@@ -20,20 +20,6 @@ bool root_owned_and_closed(const struct stat &st) {
     return st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
-// Pushes the components of `path` so that the first one is popped first.
-void push_components(std::vector<std::string> &pending, std::string_view path) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        const std::size_t end = std::min(path.find('/', start), path.size());
-        if (end > start) {
-            parts.emplace_back(path.substr(start, end - start));
-        }
-        start = end + 1;
-    }
-    pending.insert(pending.end(), parts.rbegin(), parts.rend());
-}
-
 int openat2_beneath(int dirfd, const std::string &name, std::uint64_t flags) {
     open_how how{};
     how.flags = flags | O_PATH | O_CLOEXEC | O_NOFOLLOW;

@@ -38,24 +38,6 @@ Status read_link(int link_fd, const std::string &shown, std::string &target) {
     return {};
 }
 
-// Pushes the components of `path` so that the first one is popped first.
-void push_components(std::vector<std::string> &todo, std::string_view path) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        const auto slash = path.find('/', start);
-        const auto end = slash == std::string_view::npos ? path.size() : slash;
-        if (end > start) {
-            parts.emplace_back(path.substr(start, end - start));
-        }
-        if (slash == std::string_view::npos) {
-            break;
-        }
-        start = slash + 1;
-    }
-    todo.insert(todo.end(), parts.rbegin(), parts.rend());
-}
-
 std::string logical(const std::vector<std::string> &names) {
     std::string p;
     for (const auto &n : names) {
