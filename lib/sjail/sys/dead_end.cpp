@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/sys/dead_end.hpp"
 
+#include "sjail/sys/safe_open.hpp"
+
 #include <cerrno>
 #include <climits>
 #include <cstring>
 #include <fcntl.h>
 #include <initializer_list>
-#include <linux/openat2.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace sjail {
@@ -49,10 +49,9 @@ int make_empty_tmpfs() noexcept {
 // are refused, except for name-resolution files, which are often links on
 // nodes (/etc/resolv.conf -> /run/...) and are only ever read.
 int open_source(const char *path, bool links_allowed) noexcept {
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC;
-    how.resolve = RESOLVE_NO_MAGICLINKS | (links_allowed ? 0U : RESOLVE_NO_SYMLINKS);
-    return static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how)));
+    return open_below(AT_FDCWD, path, O_PATH,
+                      links_allowed ? Resolve::FollowSymlinks : Resolve::NoSymlinks)
+        .release();
 }
 
 // Creates `path` (absolute) below `root`: directories, and the last

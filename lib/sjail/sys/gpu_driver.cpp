@@ -13,11 +13,9 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <map>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace sjail {
@@ -458,12 +456,8 @@ Status source_fd(const NodeDriver &driver, std::size_t i, Fd &reopened, int &fd)
 // True when `target` does not exist in the view (the jail has no mount point
 // for it). Anything else, symlinks included, is left to open_mount_target.
 bool missing_in_view(int view_root, const std::string &target) {
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     const std::string rel = target.substr(1);
-    const Fd fd(
-        static_cast<int>(::syscall(SYS_openat2, view_root, rel.c_str(), &how, sizeof(how))));
+    const Fd fd = open_below(view_root, rel.c_str(), O_PATH | O_NOFOLLOW, Resolve::Beneath);
     return !fd.valid() && errno == ENOENT;
 }
 

@@ -7,7 +7,6 @@
 #include "sjail/sys/safe_open.hpp"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -117,12 +116,9 @@ FileId file_id_of(const struct stat &st) {
 }
 
 Status check_jail_system_path(int jail_fd, const std::string &jail, const std::string &path) {
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC;
-    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS; // links stay inside the jail
     const std::string relative = path == "/" ? "." : path.substr(1);
-    const Fd fd(
-        static_cast<int>(::syscall(SYS_openat2, jail_fd, relative.c_str(), &how, sizeof(how))));
+    // Links stay inside the jail.
+    const Fd fd = open_below(jail_fd, relative.c_str(), O_PATH, Resolve::InRoot);
     if (!fd.valid()) {
         if (errno == ENOENT) {
             return {}; // nothing there to load

@@ -17,7 +17,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <functional>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
 #include <set>
@@ -104,10 +103,7 @@ void end_job_from_its_init(const Config &config, std::uint32_t job, int node_mnt
 
 // An fd of a mount point in the current view, through no symlink.
 Status open_target(const char *path, Fd &out) {
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC | O_DIRECTORY;
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    out.reset(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how))));
+    out = open_below(AT_FDCWD, path, O_PATH | O_DIRECTORY, Resolve::NoSymlinks);
     return out.valid() ? Status() : Status::from_errno(std::string("mount point ") + path);
 }
 

@@ -18,7 +18,6 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <linux/close_range.h>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
 #include <set>
@@ -45,13 +44,6 @@ Status refuse(const Status &why) {
     return Status::failure("refusing to build a loader cache over this jail, since a user could "
                            "then put a library into other users' jobs: in the jail, " +
                            why.message());
-}
-
-int open_beneath(int dir, const char *name, std::uint64_t flags) {
-    open_how how{};
-    how.flags = flags | O_CLOEXEC | O_NOFOLLOW;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    return static_cast<int>(::syscall(SYS_openat2, dir, name, &how, sizeof(how)));
 }
 
 // Names in the directory `dir` (O_PATH) matching `pattern` as glob(3) would, sorted.
@@ -154,7 +146,8 @@ Status check_lib_dir(int view, const std::string &dir, bool &exists) {
     }
     for (const auto &name : names) {
         // ldconfig scans the subdirectories (following links); it skips files.
-        const Fd entry(open_beneath(sub.fd.get(), name.c_str(), O_PATH));
+        const Fd entry =
+            open_below(sub.fd.get(), name.c_str(), O_PATH | O_NOFOLLOW, Resolve::Beneath);
         struct stat st {};
         if (!entry.valid() || ::fstat(entry.get(), &st) != 0 ||
             !(S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode))) {
@@ -203,11 +196,9 @@ struct Child {
 // Opens `place` again in this namespace, with no symlinks, as the same inode.
 int reopen(const Place &place) {
     const int slash = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    open_how how{};
-    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW;
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     const char *rel = place.relative.empty() ? "." : place.relative.c_str();
-    const int fd = static_cast<int>(::syscall(SYS_openat2, slash, rel, &how, sizeof(how)));
+    const int fd =
+        open_below(slash, rel, O_PATH | O_DIRECTORY | O_NOFOLLOW, Resolve::NoSymlinks).release();
     struct stat st {};
     if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_dev != place.dev || st.st_ino != place.ino) {
         errno = fd < 0 ? errno : ESTALE;
@@ -243,7 +234,8 @@ int reopen(const Place &place) {
     if (::move_mount(tree, "", view, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
         child_fail(c.out, "mounting the read-only jail view");
     }
-    const int tmp = open_beneath(tree, "tmp", O_PATH | O_DIRECTORY);
+    const int tmp =
+        open_below(tree, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW, Resolve::Beneath).release();
     if (tmp < 0) {
         child_fail(c.out, "the jail's /tmp (a directory, not a symlink, is needed)");
     }
@@ -329,7 +321,7 @@ Status prepare_work_dir(int parent, const std::string &output, Fd &work) {
     if (::mkdirat(parent, name.c_str(), 0700) != 0 && errno != EEXIST) {
         return Status::from_errno("mkdir " + shown);
     }
-    work.reset(open_beneath(parent, name.c_str(), O_PATH | O_DIRECTORY));
+    work = open_below(parent, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW, Resolve::Beneath);
     struct stat st {};
     if (!work.valid() || ::fstat(work.get(), &st) != 0) {
         return Status::from_errno("open " + shown);
@@ -416,7 +408,7 @@ Status run_ldconfig(const LoaderCacheRequest &request, int view, int work) {
 }
 
 Status check_result(const LoaderCacheRequest &request, int work, LdCache &cache) {
-    const Fd fd(open_beneath(work, kCacheName, O_RDONLY));
+    const Fd fd = open_below(work, kCacheName, O_RDONLY | O_NOFOLLOW, Resolve::Beneath);
     if (!fd.valid()) {
         return Status::from_errno("ldconfig wrote no cache: open " + request.output + ".work/" +
                                   kCacheName);
