@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/sys/dead_end.hpp"
 
+#include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/safe_open.hpp"
 
 #include <cerrno>
@@ -32,17 +33,8 @@ struct Closer {
 };
 
 int make_empty_tmpfs() noexcept {
-    const int fs = ::fsopen("tmpfs", FSOPEN_CLOEXEC);
-    if (fs < 0) {
-        return -1;
-    }
-    const Closer close_fs(fs);
-    if (::fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
-        ::fsconfig(fs, FSCONFIG_SET_STRING, "size", "64k", 0) != 0 ||
-        ::fsconfig(fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
-        return -1;
-    }
-    return ::fsmount(fs, FSMOUNT_CLOEXEC, kNoExec);
+    constexpr FsParam kParams[] = {{"mode", "0755"}, {"size", "64k"}};
+    return make_mount("tmpfs", kParams, kNoExec).release();
 }
 
 // An O_PATH fd of an absolute path in the thread's current view. Symlinks

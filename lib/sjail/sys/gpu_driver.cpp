@@ -4,6 +4,7 @@
 #include "sjail/core/driver_memo.hpp"
 #include "sjail/core/ld_cache.hpp"
 #include "sjail/core/path_rules.hpp"
+#include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
 #include "sjail/sys/trusted_path.hpp"
@@ -392,15 +393,12 @@ Status search_root(const std::string &path, const DriverSearch &search, NodeDriv
 // ---- mounting ----
 
 Status mount_tmpfs(int target, Fd &mnt) {
-    Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
-    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", "1m", 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
-        return Status::from_errno("creating a tmpfs for the driver tree");
+    constexpr FsParam kParams[] = {{"mode", "0755"}, {"size", "1m"}};
+    if (auto s = make_mount("tmpfs", kParams, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, mnt); !s.ok()) {
+        return Status::failure("creating a tmpfs for the driver tree: " + s.message());
     }
-    mnt.reset(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
-    if (!mnt.valid() || ::move_mount(mnt.get(), "", target, "",
-                                     MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+    if (::move_mount(mnt.get(), "", target, "",
+                     MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
         return Status::from_errno("mounting the driver tree");
     }
     return {};

@@ -3,6 +3,7 @@
 
 #include "sjail/core/job_layout.hpp"
 #include "sjail/sys/child_process.hpp"
+#include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/job_init.hpp"
 #include "sjail/sys/ns_bind.hpp"
 #include "sjail/sys/proc_options.hpp"
@@ -120,18 +121,16 @@ Status attach(int mnt, const char *target) {
 }
 
 Status mount_tmpfs(const std::string &size, const char *target, const char *inodes = nullptr) {
-    Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
-    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "1777", 0) != 0 ||
-        (!size.empty() &&
-         ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", size.c_str(), 0) != 0) ||
-        (inodes != nullptr &&
-         ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) != 0) ||
-        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
-        return Status::from_errno(std::string("creating the job's ") + target + " (tmpfs)");
+    std::vector<FsParam> params = {{"mode", "1777"}};
+    if (!size.empty()) {
+        params.push_back({"size", size.c_str()});
     }
-    const Fd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
-    if (!mnt.valid()) {
-        return Status::from_errno(std::string("mounting the job's ") + target);
+    if (inodes != nullptr) {
+        params.push_back({"nr_inodes", inodes});
+    }
+    Fd mnt;
+    if (auto s = make_mount("tmpfs", params, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, mnt); !s.ok()) {
+        return Status::failure(std::string("creating the job's ") + target + ": " + s.message());
     }
     return attach(mnt.get(), target);
 }

@@ -3,6 +3,7 @@
 
 #include "sjail/core/mount_plan.hpp"
 #include "sjail/core/path_rules.hpp"
+#include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/safe_open.hpp"
 
 #include <cerrno>
@@ -53,16 +54,11 @@ Status mount_node_run(int view_root) {
     if (auto s = open_mount_target(view_root, "/run", TargetType::Directory, target); !s.ok()) {
         return s;
     }
-    Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
-    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", kNodeRunSize, 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "nr_inodes", kNodeRunInodes, 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
-        return Status::from_errno("creating the node's /run (a tmpfs)");
-    }
-    const Fd run(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
-    if (!run.valid()) {
-        return Status::from_errno("mounting the node's /run");
+    const FsParam params[] = {
+        {"mode", "0755"}, {"size", kNodeRunSize}, {"nr_inodes", kNodeRunInodes}};
+    Fd run;
+    if (auto s = make_mount("tmpfs", params, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, run); !s.ok()) {
+        return Status::failure("creating the node's /run: " + s.message());
     }
     // Filled while detached: nothing else can reach it yet.
     for (const auto &dir : node_run_skeleton()) {
