@@ -3,6 +3,7 @@
 
 #include "sjail/core/ld_so_conf.hpp"
 #include "sjail/core/path_rules.hpp"
+#include "sjail/sys/child_process.hpp"
 #include "sjail/sys/gpu_driver.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
@@ -264,54 +265,29 @@ std::vector<char *> c_strings(std::vector<std::string> &strings) {
     return out;
 }
 
-// Collects the child's output until it exits or the time limit passes.
-Status wait_child(pid_t pid, int out, int time_limit_ms, std::string &output, int &wstatus) {
-    const Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+// Collects ldconfig's output until it exits; past the time limit it is killed.
+Status await_ldconfig(pid_t pid, int out, int time_limit_ms, std::string &output, BuilderEnd &end) {
+    const Fd pidfd = open_pidfd(pid);
+    const int pidfd_err = errno;
+    const auto deadline = ChildClock::now() + std::chrono::milliseconds(time_limit_ms);
+    const bool in_time = pidfd.valid() && read_until_eof(out, deadline, output, kMaxOutput);
+    end = wait_child(pid, pidfd.get(), deadline, time_limit_ms / 1000, !in_time);
     if (!pidfd.valid()) {
-        Status failed = Status::from_errno("pidfd_open (Linux 5.3 or later needed)");
-        ::kill(pid, SIGKILL);
-        while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-        }
-        return failed;
+        return Status::from_errno("pidfd_open (Linux 5.3 or later needed)", pidfd_err);
     }
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(time_limit_ms);
-    bool out_open = true;
-    bool exited = false;
-    while (out_open || !exited) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              deadline - std::chrono::steady_clock::now())
-                              .count();
-        if (left <= 0) {
-            ::kill(pid, SIGKILL);
-            while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-            }
-            return Status::failure("ldconfig did not finish within " +
-                                   std::to_string(time_limit_ms) +
-                                   " ms and was killed; is the jail on a slow or hung file "
-                                   "system? (output: " +
-                                   output + ")");
-        }
-        pollfd fds[2] = {{out_open ? out : -1, POLLIN, 0}, {exited ? -1 : pidfd.get(), POLLIN, 0}};
-        if (::poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) {
-            return Status::from_errno("poll");
-        }
-        if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-            char buf[4096];
-            const ssize_t n = ::read(out, buf, sizeof(buf));
-            if (n <= 0) {
-                out_open = false;
-            } else if (output.size() < kMaxOutput) {
-                output.append(buf, static_cast<std::size_t>(n));
-            }
-        }
-        if ((fds[1].revents & POLLIN) != 0) {
-            if (::waitpid(pid, &wstatus, WNOHANG) == pid) {
-                exited = true;
-            }
-        }
+    if (end.kind == BuilderEnd::Kind::TimedOut) {
+        return Status::failure("ldconfig did not finish within " + std::to_string(time_limit_ms) +
+                               " ms and was killed; is the jail on a slow or hung file "
+                               "system? (output: " +
+                               output + ")");
     }
     return {};
+}
+
+// "exit status N" or "killed by signal N".
+std::string how_it_ended(const BuilderEnd &end) {
+    return end.kind == BuilderEnd::Kind::Signaled ? "killed by signal " + std::to_string(end.code)
+                                                  : "exit status " + std::to_string(end.code);
 }
 
 // OUTPUT.work beside the output: root-owned, mode 0700, emptied.
@@ -396,13 +372,13 @@ Status run_ldconfig(const LoaderCacheRequest &request, int view, int work) {
     }
     write_end.reset();
     std::string output;
-    int wstatus = 0;
-    if (auto s = wait_child(pid, read_end.get(), request.time_limit_ms, output, wstatus); !s.ok()) {
+    BuilderEnd end;
+    if (auto s = await_ldconfig(pid, read_end.get(), request.time_limit_ms, output, end); !s.ok()) {
         return s;
     }
-    if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-        return Status::failure("ldconfig over the jail view failed (wait status " +
-                               std::to_string(wstatus) + "): " + output);
+    if (end.kind != BuilderEnd::Kind::Exited || end.code != 0) {
+        return Status::failure("ldconfig over the jail view failed (" + how_it_ended(end) +
+                               "): " + output);
     }
     return {};
 }
