@@ -11,9 +11,7 @@
 
 #include <algorithm>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
 #include <optional>
 
@@ -53,11 +51,7 @@ void open_jail(Run &run) {
                         " and every directory above it a real directory (no symlink), owned by "
                         "root and not writable by group or others (chown root:root; chmod go-w)");
     }
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC | O_DIRECTORY;
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    run.jail.reset(
-        static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, jail.c_str(), &how, sizeof(how))));
+    run.jail = open_below(AT_FDCWD, jail.c_str(), O_PATH | O_DIRECTORY, Resolve::NoSymlinks);
     if (!run.jail.valid()) {
         run.warning("the checks inside the jail " + jail + " did not run: it cannot be opened",
                     "fix the jail path above, then run slurm-jail-check again");

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plugstack.hpp"
 
+#include "sjail/core/path_rules.hpp"
+
 namespace sjail::check {
 namespace {
 
@@ -36,14 +38,6 @@ PluginLine plugin_line(std::string origin, bool required, const std::vector<std:
 }
 
 } // namespace
-
-std::string parent_dir(std::string_view path) {
-    const auto slash = path.rfind('/');
-    if (slash == std::string_view::npos || slash == 0) {
-        return "/";
-    }
-    return std::string(path.substr(0, slash));
-}
 
 PlugstackFile parse_plugstack(std::string_view text, const std::string &file) {
     PlugstackFile out;

@@ -36,7 +36,4 @@ std::optional<PluginLine> parse_plugin_line(std::string_view line, std::string &
 // True when the line loads chroot.so (by name or by a path ending in /chroot.so).
 bool loads_chroot(const PluginLine &line);
 
-// The directory part of an absolute path ("/etc/slurm/x" -> "/etc/slurm", "/x" -> "/").
-std::string parent_dir(std::string_view path);
-
 } // namespace sjail::check

@@ -2,6 +2,7 @@
 #include "slurm_conf.hpp"
 
 #include "plugstack.hpp"
+#include "sjail/core/path_rules.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -51,13 +52,10 @@ void take_line(std::string_view line, SlurmConf &out) {
 
 std::vector<std::string> split_colons(const std::string &text) {
     std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t end = std::min(text.find(':', start), text.size());
-        if (end > start) {
-            out.push_back(text.substr(start, end - start));
+    for (const auto field : split(text, ':')) {
+        if (!field.empty()) {
+            out.emplace_back(field);
         }
-        start = end + 1;
     }
     return out;
 }

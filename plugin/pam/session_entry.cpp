@@ -12,10 +12,8 @@
 #include <array>
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sched.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,10 +78,7 @@ Status read_node_file(const std::string &path, std::string &text) {
 
 // DIR/REL below an open directory, through no symlink and not above it.
 Status open_beneath(int dir, const std::string &rel, std::uint64_t flags, Fd &out) {
-    open_how how{};
-    how.flags = flags | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    out.reset(static_cast<int>(::syscall(SYS_openat2, dir, rel.c_str(), &how, sizeof(how))));
+    out = open_below(dir, rel.c_str(), flags, Resolve::Beneath);
     return out.valid() ? Status() : Status::from_errno(rel);
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "session_plan.hpp"
 
+#include "sjail/core/path_rules.hpp"
+
 #include <charconv>
 #include <sys/wait.h>
 
@@ -8,21 +10,6 @@ namespace sjail {
 namespace {
 
 constexpr std::string_view kSpace = " \t\r";
-
-std::vector<std::string_view> split(std::string_view text, char sep) {
-    std::vector<std::string_view> parts;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const auto end = text.find(sep, start);
-        if (end == std::string_view::npos) {
-            parts.push_back(text.substr(start));
-            break;
-        }
-        parts.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return parts;
-}
 
 std::vector<std::string_view> words(std::string_view line) {
     std::vector<std::string_view> out;

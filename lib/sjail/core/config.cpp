@@ -19,19 +19,6 @@ constexpr std::string_view kHint =
 
 constexpr int kMaxBuildTimeout = 3600;
 
-std::vector<std::string> split(std::string_view text, char separator) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (true) {
-        const std::size_t end = text.find(separator, start);
-        parts.emplace_back(text.substr(start, end - start));
-        if (end == std::string_view::npos) {
-            return parts;
-        }
-        start = end + 1;
-    }
-}
-
 Status parse_bind(std::string_view value, BindSpec &bind) {
     auto fields = split(value, ':');
     if (fields.size() > 1 && fields.back() == "ro") {
@@ -261,11 +248,11 @@ Status apply(Config &config, std::set<std::string> &seen, const std::string &arg
         if (auto s = set_once(seen, key, list, value); !s.ok()) {
             return s;
         }
-        for (auto &entry : split(list, ',')) {
+        for (const auto entry : split(list, ',')) {
             if (entry.empty()) {
                 return Status::failure("allow_opt_out=" + value + " has an empty entry");
             }
-            config.allow_opt_out.push_back(entry);
+            config.allow_opt_out.emplace_back(entry);
         }
         return {};
     }

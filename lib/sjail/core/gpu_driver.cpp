@@ -10,14 +10,6 @@
 namespace sjail {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 bool all_digits(std::string_view s) {
     return !s.empty() &&
            std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -27,19 +19,6 @@ bool all_digits(std::string_view s) {
 // libnvidia-nvvm70 is the legacy NVVM (CUDA 11 era IR) that libnvidia-nvvm loads.
 bool has_own_version(std::string_view stem) {
     return stem == "libnvidia-nvvm70";
-}
-
-std::string dir_of(std::string_view path) {
-    const auto slash = path.rfind('/');
-    if (slash == std::string_view::npos) {
-        return "";
-    }
-    return slash == 0 ? "/" : std::string(path.substr(0, slash));
-}
-
-std::string base_of(std::string_view path) {
-    const auto slash = path.rfind('/');
-    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
 std::string join(std::string_view dir, std::string_view name) {
@@ -158,12 +137,12 @@ bool is_driver_library_stem(std::string_view stem) {
         stem == "libnvoptix") {
         return true;
     }
-    if (starts_with(stem, "libnvidia-")) {
+    if (stem.starts_with("libnvidia-")) {
         // The container toolkit's own libraries are not part of the driver.
-        return !starts_with(stem, "libnvidia-container");
+        return !stem.starts_with("libnvidia-container");
     }
     // Vendor libraries that glvnd, EGL and VDPAU loaders open by name.
-    return starts_with(stem, "lib") && ends_with(stem, "_nvidia") && stem.size() > 10;
+    return stem.starts_with("lib") && stem.ends_with("_nvidia") && stem.size() > 10;
 }
 
 bool is_driver_library_name(std::string_view file_name) {
@@ -212,7 +191,7 @@ DriverUse driver_library_use(std::string_view stem) {
     if (auto it = known.find(stem); it != known.end()) {
         return it->second;
     }
-    if (ends_with(stem, "_nvidia") || starts_with(stem, "libnvidia-egl")) {
+    if (stem.ends_with("_nvidia") || stem.starts_with("libnvidia-egl")) {
         return DriverUse::Graphics; // GLX, EGL, GLES vendor libraries and EGL platforms
     }
     return DriverUse::Other;
@@ -253,11 +232,10 @@ std::vector<LibraryName> driver_library_candidates(const LdCache &cache) {
             !is_driver_library_name(e.name) || !seen.insert(e.name).second) {
             continue;
         }
-        const std::string dir = dir_of(e.path);
-        if (dir.empty() || e.path.front() != '/') {
+        if (!e.path.starts_with('/')) {
             continue; // ldconfig always records absolute paths
         }
-        out.push_back({dir, base_of(e.path), ""});
+        out.push_back({parent_dir(e.path), base_name(e.path), ""});
     }
     return out;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/ld_so_conf.hpp"
 
+#include "sjail/core/path_rules.hpp"
+
 namespace sjail {
 namespace {
 
@@ -27,14 +29,6 @@ bool starts_with_keyword(std::string_view line, std::string_view word, bool any_
         }
     }
     return true;
-}
-
-std::string parent_dir(std::string_view path) {
-    const auto slash = path.rfind('/');
-    if (slash == std::string_view::npos) {
-        return "";
-    }
-    return slash == 0 ? "/" : std::string(path.substr(0, slash));
 }
 
 std::string clean_dir(std::string_view line) {
@@ -64,8 +58,7 @@ void add_includes(std::string_view rest, std::string_view file_path, LdSoConf &c
         if (end > pos) {
             std::string pattern(rest.substr(pos, end - pos));
             if (pattern.front() != '/') {
-                const std::string dir = parent_dir(file_path);
-                pattern = (dir.empty() ? std::string("/") : dir + "/") + pattern;
+                pattern = parent_dir(file_path) + "/" + pattern;
             }
             conf.includes.push_back(std::move(pattern));
         }

@@ -33,27 +33,55 @@ Status check_absolute_path(std::string_view what, std::string_view path) {
 
 std::vector<std::string> split_components(std::string_view path) {
     std::vector<std::string> parts;
-    if (path.size() <= 1) {
-        return parts;
-    }
-    std::size_t start = 1;
-    while (start <= path.size()) {
-        const std::size_t end = path.find('/', start);
-        const std::size_t stop = end == std::string_view::npos ? path.size() : end;
-        parts.emplace_back(path.substr(start, stop - start));
-        if (end == std::string_view::npos) {
-            break;
+    if (path.size() > 1) {
+        for (const auto part : split(path.substr(1), '/')) {
+            parts.emplace_back(part);
         }
-        start = end + 1;
     }
     return parts;
+}
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+    std::vector<std::string_view> parts;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t end = text.find(separator, start);
+        if (end == std::string_view::npos) {
+            parts.push_back(text.substr(start));
+            return parts;
+        }
+        parts.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+}
+
+void push_components(std::vector<std::string> &todo, std::string_view path) {
+    const auto parts = split(path, '/');
+    for (auto part = parts.rbegin(); part != parts.rend(); ++part) {
+        if (!part->empty()) {
+            todo.emplace_back(*part);
+        }
+    }
+}
+
+std::string parent_dir(std::string_view path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string_view::npos || slash == 0) {
+        return "/";
+    }
+    return std::string(path.substr(0, slash));
+}
+
+std::string base_name(std::string_view path) {
+    const auto slash = path.rfind('/');
+    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
 bool is_same_or_below(std::string_view path, std::string_view base) {
     if (base == "/") {
         return !path.empty() && path.front() == '/';
     }
-    if (path.size() < base.size() || path.substr(0, base.size()) != base) {
+    if (!path.starts_with(base)) {
         return false;
     }
     return path.size() == base.size() || path[base.size()] == '/';

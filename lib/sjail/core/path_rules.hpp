@@ -18,6 +18,21 @@ Status check_absolute_path(std::string_view what, std::string_view path);
 // "/a/b/c" -> {"a", "b", "c"}; "/" -> {}. Expects a path accepted above.
 std::vector<std::string> split_components(std::string_view path);
 
+// The fields of `text` between each `separator`, empty ones included:
+// "a,,b" -> {"a", "", "b"}; "" -> {""}. The views point into `text`.
+[[nodiscard]] std::vector<std::string_view> split(std::string_view text, char separator);
+
+// Pushes the non-empty components of `path` (absolute or relative, as a
+// symlink's target) onto `todo` so that the first one is popped first.
+void push_components(std::vector<std::string> &todo, std::string_view path);
+
+// The directory holding `path`: "/a/b" -> "/a", "/a" -> "/"; "/" too for a
+// name without any '/'.
+[[nodiscard]] std::string parent_dir(std::string_view path);
+
+// The last component of `path`: "/a/b" -> "b"; a name without '/' is itself.
+[[nodiscard]] std::string base_name(std::string_view path);
+
 // True when `path` is `base` or lies below it ("/dev" is under "/dev", "/devx" is not).
 bool is_same_or_below(std::string_view path, std::string_view base);
 

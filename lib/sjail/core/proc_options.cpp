@@ -1,22 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/proc_options.hpp"
 
+#include "sjail/core/path_rules.hpp"
+
 #include <array>
 #include <sstream>
 
 namespace sjail {
 namespace {
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-    std::vector<std::string_view> parts;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t end = std::min(text.find(separator, start), text.size());
-        parts.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return parts;
-}
 
 bool is_hidepid_value(std::string_view v) {
     constexpr std::array<std::string_view, 8> known = {

@@ -86,7 +86,8 @@ void write_all(int fd, std::string_view text) noexcept {
     }
 }
 
-bool read_until_eof(int fd, ChildClock::time_point deadline, std::string &out) {
+bool read_until_eof(int fd, ChildClock::time_point deadline, std::string &out,
+                    std::size_t max_kept) {
     char buf[1024];
     while (true) {
         pollfd p{fd, POLLIN, 0};
@@ -104,9 +105,8 @@ bool read_until_eof(int fd, ChildClock::time_point deadline, std::string &out) {
         if (n <= 0) {
             return true; // EOF (or an error, which the judge reports as no result)
         }
-        out.append(buf, static_cast<std::size_t>(n));
-        if (out.size() > 65536) {
-            return true;
+        if (out.size() < max_kept) {
+            out.append(buf, std::min(static_cast<std::size_t>(n), max_kept - out.size()));
         }
     }
 }

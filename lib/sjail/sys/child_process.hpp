@@ -31,8 +31,10 @@ Status make_pipe(Pipe &p);
 void write_all(int fd, std::string_view text) noexcept;
 
 // Reads everything until EOF; false when the deadline passed first. Reads
-// interrupted by signals are retried.
-bool read_until_eof(int fd, ChildClock::time_point deadline, std::string &out);
+// interrupted by signals are retried. Past `max_kept` bytes the rest is read
+// and dropped, so a chatty child never blocks on a full pipe.
+bool read_until_eof(int fd, ChildClock::time_point deadline, std::string &out,
+                    std::size_t max_kept = 65536);
 
 // Reads one line ending in '\n' (no deadline: for a child of a child that the
 // caller's deadline already bounds).

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/sys/dead_end.hpp"
 
+#include "sjail/sys/fs_mount.hpp"
+#include "sjail/sys/safe_open.hpp"
+
 #include <cerrno>
 #include <climits>
 #include <cstring>
 #include <fcntl.h>
 #include <initializer_list>
-#include <linux/openat2.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace sjail {
@@ -32,27 +33,17 @@ struct Closer {
 };
 
 int make_empty_tmpfs() noexcept {
-    const int fs = ::fsopen("tmpfs", FSOPEN_CLOEXEC);
-    if (fs < 0) {
-        return -1;
-    }
-    const Closer close_fs(fs);
-    if (::fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
-        ::fsconfig(fs, FSCONFIG_SET_STRING, "size", "64k", 0) != 0 ||
-        ::fsconfig(fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
-        return -1;
-    }
-    return ::fsmount(fs, FSMOUNT_CLOEXEC, kNoExec);
+    constexpr FsParam kParams[] = {{"mode", "0755"}, {"size", "64k"}};
+    return make_mount("tmpfs", kParams, kNoExec).release();
 }
 
 // An O_PATH fd of an absolute path in the thread's current view. Symlinks
 // are refused, except for name-resolution files, which are often links on
 // nodes (/etc/resolv.conf -> /run/...) and are only ever read.
 int open_source(const char *path, bool links_allowed) noexcept {
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC;
-    how.resolve = RESOLVE_NO_MAGICLINKS | (links_allowed ? 0U : RESOLVE_NO_SYMLINKS);
-    return static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how)));
+    return open_below(AT_FDCWD, path, O_PATH,
+                      links_allowed ? Resolve::FollowSymlinks : Resolve::NoSymlinks)
+        .release();
 }
 
 // Creates `path` (absolute) below `root`: directories, and the last

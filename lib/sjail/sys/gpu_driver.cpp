@@ -4,6 +4,7 @@
 #include "sjail/core/driver_memo.hpp"
 #include "sjail/core/ld_cache.hpp"
 #include "sjail/core/path_rules.hpp"
+#include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
 #include "sjail/sys/trusted_path.hpp"
@@ -13,11 +14,9 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <map>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace sjail {
@@ -394,15 +393,12 @@ Status search_root(const std::string &path, const DriverSearch &search, NodeDriv
 // ---- mounting ----
 
 Status mount_tmpfs(int target, Fd &mnt) {
-    Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
-    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", "1m", 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
-        return Status::from_errno("creating a tmpfs for the driver tree");
+    constexpr FsParam kParams[] = {{"mode", "0755"}, {"size", "1m"}};
+    if (auto s = make_mount("tmpfs", kParams, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, mnt); !s.ok()) {
+        return Status::failure("creating a tmpfs for the driver tree: " + s.message());
     }
-    mnt.reset(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
-    if (!mnt.valid() || ::move_mount(mnt.get(), "", target, "",
-                                     MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+    if (::move_mount(mnt.get(), "", target, "",
+                     MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
         return Status::from_errno("mounting the driver tree");
     }
     return {};
@@ -458,12 +454,8 @@ Status source_fd(const NodeDriver &driver, std::size_t i, Fd &reopened, int &fd)
 // True when `target` does not exist in the view (the jail has no mount point
 // for it). Anything else, symlinks included, is left to open_mount_target.
 bool missing_in_view(int view_root, const std::string &target) {
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     const std::string rel = target.substr(1);
-    const Fd fd(
-        static_cast<int>(::syscall(SYS_openat2, view_root, rel.c_str(), &how, sizeof(how))));
+    const Fd fd = open_below(view_root, rel.c_str(), O_PATH | O_NOFOLLOW, Resolve::Beneath);
     return !fd.valid() && errno == ENOENT;
 }
 

@@ -3,11 +3,11 @@
 
 #include "sjail/core/jail_policy.hpp"
 #include "sjail/core/path_rules.hpp"
+#include "sjail/sys/proc_options.hpp"
 #include "sjail/sys/run_view.hpp"
 #include "sjail/sys/safe_open.hpp"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,23 +20,11 @@ Status mount_fresh_proc(int jail_root, const ProcOptions &options) {
     if (auto s = open_mount_target(jail_root, "/proc", TargetType::Directory, target); !s.ok()) {
         return s;
     }
-    Fd fs(::fsopen("proc", FSOPEN_CLOEXEC));
-    if (!fs.valid()) {
-        return Status::from_errno("creating a proc filesystem");
-    }
-    for (const auto &[key, value] : proc_mount_parameters(options)) {
-        if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, key.c_str(), value.c_str(), 0) != 0) {
-            return Status::from_errno("/proc option " + key + "=" + value);
-        }
-    }
-    if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
-        return Status::from_errno("creating a proc filesystem");
-    }
-    Fd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC,
-                     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
-    if (!mnt.valid()) {
-        return Status::from_errno("mounting /proc (in a container, /proc must not be masked: "
-                                  "podman --security-opt unmask=ALL)");
+    Fd mnt;
+    if (auto s = make_proc_mount(options, mnt); !s.ok()) {
+        return Status::failure("mounting /proc (in a container, /proc must not be masked: "
+                               "podman --security-opt unmask=ALL): " +
+                               s.message());
     }
     if (::move_mount(mnt.get(), "", target.get(), "",
                      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
@@ -117,12 +105,9 @@ FileId file_id_of(const struct stat &st) {
 }
 
 Status check_jail_system_path(int jail_fd, const std::string &jail, const std::string &path) {
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC;
-    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS; // links stay inside the jail
     const std::string relative = path == "/" ? "." : path.substr(1);
-    const Fd fd(
-        static_cast<int>(::syscall(SYS_openat2, jail_fd, relative.c_str(), &how, sizeof(how))));
+    // Links stay inside the jail.
+    const Fd fd = open_below(jail_fd, relative.c_str(), O_PATH, Resolve::InRoot);
     if (!fd.valid()) {
         if (errno == ENOENT) {
             return {}; // nothing there to load

@@ -5,6 +5,7 @@
 #include "sjail/core/status.hpp"
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/fd.hpp"
+#include "sjail/sys/proc_options.hpp"
 
 #include <algorithm>
 #include <array>
@@ -31,22 +32,11 @@ namespace {
 
 // A /proc of the PID namespace this process is in (the job's), over /proc.
 Status mount_job_proc(const ProcOptions &proc) {
-    Fd fs(::fsopen("proc", FSOPEN_CLOEXEC));
-    if (!fs.valid()) {
-        return Status::from_errno("creating the job's /proc");
+    Fd mnt;
+    if (auto s = make_proc_mount(proc, mnt); !s.ok()) {
+        return Status::failure("creating the job's /proc: " + s.message());
     }
-    for (const auto &[key, value] : proc_mount_parameters(proc)) {
-        if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, key.c_str(), value.c_str(), 0) != 0) {
-            return Status::from_errno("/proc option " + key + "=" + value);
-        }
-    }
-    if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
-        return Status::from_errno("creating the job's /proc");
-    }
-    Fd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC,
-                     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
-    if (!mnt.valid() ||
-        ::move_mount(mnt.get(), "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+    if (::move_mount(mnt.get(), "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH) != 0) {
         return Status::from_errno("mounting the job's /proc");
     }
     return {};

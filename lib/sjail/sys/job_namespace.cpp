@@ -3,6 +3,7 @@
 
 #include "sjail/core/job_layout.hpp"
 #include "sjail/sys/child_process.hpp"
+#include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/job_init.hpp"
 #include "sjail/sys/ns_bind.hpp"
 #include "sjail/sys/proc_options.hpp"
@@ -17,7 +18,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <functional>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
 #include <set>
@@ -104,10 +104,7 @@ void end_job_from_its_init(const Config &config, std::uint32_t job, int node_mnt
 
 // An fd of a mount point in the current view, through no symlink.
 Status open_target(const char *path, Fd &out) {
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC | O_DIRECTORY;
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    out.reset(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how))));
+    out = open_below(AT_FDCWD, path, O_PATH | O_DIRECTORY, Resolve::NoSymlinks);
     return out.valid() ? Status() : Status::from_errno(std::string("mount point ") + path);
 }
 
@@ -124,18 +121,16 @@ Status attach(int mnt, const char *target) {
 }
 
 Status mount_tmpfs(const std::string &size, const char *target, const char *inodes = nullptr) {
-    Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
-    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "1777", 0) != 0 ||
-        (!size.empty() &&
-         ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", size.c_str(), 0) != 0) ||
-        (inodes != nullptr &&
-         ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) != 0) ||
-        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
-        return Status::from_errno(std::string("creating the job's ") + target + " (tmpfs)");
+    std::vector<FsParam> params = {{"mode", "1777"}};
+    if (!size.empty()) {
+        params.push_back({"size", size.c_str()});
     }
-    const Fd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
-    if (!mnt.valid()) {
-        return Status::from_errno(std::string("mounting the job's ") + target);
+    if (inodes != nullptr) {
+        params.push_back({"nr_inodes", inodes});
+    }
+    Fd mnt;
+    if (auto s = make_mount("tmpfs", params, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, mnt); !s.ok()) {
+        return Status::failure(std::string("creating the job's ") + target + ": " + s.message());
     }
     return attach(mnt.get(), target);
 }

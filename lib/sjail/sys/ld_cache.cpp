@@ -3,6 +3,7 @@
 
 #include "sjail/core/ld_so_conf.hpp"
 #include "sjail/core/path_rules.hpp"
+#include "sjail/sys/child_process.hpp"
 #include "sjail/sys/gpu_driver.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
@@ -18,7 +19,6 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <linux/close_range.h>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
 #include <set>
@@ -45,22 +45,6 @@ Status refuse(const Status &why) {
     return Status::failure("refusing to build a loader cache over this jail, since a user could "
                            "then put a library into other users' jobs: in the jail, " +
                            why.message());
-}
-
-int open_beneath(int dir, const char *name, std::uint64_t flags) {
-    open_how how{};
-    how.flags = flags | O_CLOEXEC | O_NOFOLLOW;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    return static_cast<int>(::syscall(SYS_openat2, dir, name, &how, sizeof(how)));
-}
-
-std::string dir_of(const std::string &path) {
-    const auto slash = path.rfind('/');
-    return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-}
-
-std::string base_of(const std::string &path) {
-    return path.substr(path.rfind('/') + 1);
 }
 
 // Names in the directory `dir` (O_PATH) matching `pattern` as glob(3) would, sorted.
@@ -95,7 +79,7 @@ struct ConfWalk {
 Status walk_conf(ConfWalk &walk, const std::string &path, int depth);
 
 Status walk_include(ConfWalk &walk, const std::string &pattern, int depth) {
-    const std::string dir = dir_of(pattern);
+    const std::string dir = parent_dir(pattern);
     if (dir.find_first_of("*?[") != std::string::npos) {
         return Status::failure("/etc/ld.so.conf includes " + pattern +
                                ", with a wildcard in a directory name; list the directory "
@@ -106,7 +90,7 @@ Status walk_include(ConfWalk &walk, const std::string &pattern, int depth) {
         return opened.missing ? Status() : refuse(s);
     }
     std::vector<std::string> names;
-    if (auto s = list_matching(opened, base_of(pattern), names); !s.ok()) {
+    if (auto s = list_matching(opened, base_name(pattern), names); !s.ok()) {
         return s;
     }
     for (const auto &name : names) {
@@ -163,7 +147,8 @@ Status check_lib_dir(int view, const std::string &dir, bool &exists) {
     }
     for (const auto &name : names) {
         // ldconfig scans the subdirectories (following links); it skips files.
-        const Fd entry(open_beneath(sub.fd.get(), name.c_str(), O_PATH));
+        const Fd entry =
+            open_below(sub.fd.get(), name.c_str(), O_PATH | O_NOFOLLOW, Resolve::Beneath);
         struct stat st {};
         if (!entry.valid() || ::fstat(entry.get(), &st) != 0 ||
             !(S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode))) {
@@ -212,11 +197,9 @@ struct Child {
 // Opens `place` again in this namespace, with no symlinks, as the same inode.
 int reopen(const Place &place) {
     const int slash = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    open_how how{};
-    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW;
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     const char *rel = place.relative.empty() ? "." : place.relative.c_str();
-    const int fd = static_cast<int>(::syscall(SYS_openat2, slash, rel, &how, sizeof(how)));
+    const int fd =
+        open_below(slash, rel, O_PATH | O_DIRECTORY | O_NOFOLLOW, Resolve::NoSymlinks).release();
     struct stat st {};
     if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_dev != place.dev || st.st_ino != place.ino) {
         errno = fd < 0 ? errno : ESTALE;
@@ -252,7 +235,8 @@ int reopen(const Place &place) {
     if (::move_mount(tree, "", view, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
         child_fail(c.out, "mounting the read-only jail view");
     }
-    const int tmp = open_beneath(tree, "tmp", O_PATH | O_DIRECTORY);
+    const int tmp =
+        open_below(tree, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW, Resolve::Beneath).release();
     if (tmp < 0) {
         child_fail(c.out, "the jail's /tmp (a directory, not a symlink, is needed)");
     }
@@ -281,64 +265,39 @@ std::vector<char *> c_strings(std::vector<std::string> &strings) {
     return out;
 }
 
-// Collects the child's output until it exits or the time limit passes.
-Status wait_child(pid_t pid, int out, int time_limit_ms, std::string &output, int &wstatus) {
-    const Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+// Collects ldconfig's output until it exits; past the time limit it is killed.
+Status await_ldconfig(pid_t pid, int out, int time_limit_ms, std::string &output, BuilderEnd &end) {
+    const Fd pidfd = open_pidfd(pid);
+    const int pidfd_err = errno;
+    const auto deadline = ChildClock::now() + std::chrono::milliseconds(time_limit_ms);
+    const bool in_time = pidfd.valid() && read_until_eof(out, deadline, output, kMaxOutput);
+    end = wait_child(pid, pidfd.get(), deadline, time_limit_ms / 1000, !in_time);
     if (!pidfd.valid()) {
-        Status failed = Status::from_errno("pidfd_open (Linux 5.3 or later needed)");
-        ::kill(pid, SIGKILL);
-        while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-        }
-        return failed;
+        return Status::from_errno("pidfd_open (Linux 5.3 or later needed)", pidfd_err);
     }
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(time_limit_ms);
-    bool out_open = true;
-    bool exited = false;
-    while (out_open || !exited) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              deadline - std::chrono::steady_clock::now())
-                              .count();
-        if (left <= 0) {
-            ::kill(pid, SIGKILL);
-            while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-            }
-            return Status::failure("ldconfig did not finish within " +
-                                   std::to_string(time_limit_ms) +
-                                   " ms and was killed; is the jail on a slow or hung file "
-                                   "system? (output: " +
-                                   output + ")");
-        }
-        pollfd fds[2] = {{out_open ? out : -1, POLLIN, 0}, {exited ? -1 : pidfd.get(), POLLIN, 0}};
-        if (::poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) {
-            return Status::from_errno("poll");
-        }
-        if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-            char buf[4096];
-            const ssize_t n = ::read(out, buf, sizeof(buf));
-            if (n <= 0) {
-                out_open = false;
-            } else if (output.size() < kMaxOutput) {
-                output.append(buf, static_cast<std::size_t>(n));
-            }
-        }
-        if ((fds[1].revents & POLLIN) != 0) {
-            if (::waitpid(pid, &wstatus, WNOHANG) == pid) {
-                exited = true;
-            }
-        }
+    if (end.kind == BuilderEnd::Kind::TimedOut) {
+        return Status::failure("ldconfig did not finish within " + std::to_string(time_limit_ms) +
+                               " ms and was killed; is the jail on a slow or hung file "
+                               "system? (output: " +
+                               output + ")");
     }
     return {};
 }
 
+// "exit status N" or "killed by signal N".
+std::string how_it_ended(const BuilderEnd &end) {
+    return end.kind == BuilderEnd::Kind::Signaled ? "killed by signal " + std::to_string(end.code)
+                                                  : "exit status " + std::to_string(end.code);
+}
+
 // OUTPUT.work beside the output: root-owned, mode 0700, emptied.
 Status prepare_work_dir(int parent, const std::string &output, Fd &work) {
-    const std::string name = base_of(output) + ".work";
+    const std::string name = base_name(output) + ".work";
     const std::string shown = output + ".work";
     if (::mkdirat(parent, name.c_str(), 0700) != 0 && errno != EEXIST) {
         return Status::from_errno("mkdir " + shown);
     }
-    work.reset(open_beneath(parent, name.c_str(), O_PATH | O_DIRECTORY));
+    work = open_below(parent, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW, Resolve::Beneath);
     struct stat st {};
     if (!work.valid() || ::fstat(work.get(), &st) != 0) {
         return Status::from_errno("open " + shown);
@@ -413,19 +372,19 @@ Status run_ldconfig(const LoaderCacheRequest &request, int view, int work) {
     }
     write_end.reset();
     std::string output;
-    int wstatus = 0;
-    if (auto s = wait_child(pid, read_end.get(), request.time_limit_ms, output, wstatus); !s.ok()) {
+    BuilderEnd end;
+    if (auto s = await_ldconfig(pid, read_end.get(), request.time_limit_ms, output, end); !s.ok()) {
         return s;
     }
-    if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-        return Status::failure("ldconfig over the jail view failed (wait status " +
-                               std::to_string(wstatus) + "): " + output);
+    if (end.kind != BuilderEnd::Kind::Exited || end.code != 0) {
+        return Status::failure("ldconfig over the jail view failed (" + how_it_ended(end) +
+                               "): " + output);
     }
     return {};
 }
 
 Status check_result(const LoaderCacheRequest &request, int work, LdCache &cache) {
-    const Fd fd(open_beneath(work, kCacheName, O_RDONLY));
+    const Fd fd = open_below(work, kCacheName, O_RDONLY | O_NOFOLLOW, Resolve::Beneath);
     if (!fd.valid()) {
         return Status::from_errno("ldconfig wrote no cache: open " + request.output + ".work/" +
                                   kCacheName);
@@ -441,7 +400,7 @@ Status check_result(const LoaderCacheRequest &request, int work, LdCache &cache)
         const LdCacheEntry *e = find_ld_cache_entry(cache, name);
         const bool first =
             e != nullptr && std::find(request.first_dirs.begin(), request.first_dirs.end(),
-                                      dir_of(e->path)) != request.first_dirs.end();
+                                      parent_dir(e->path)) != request.first_dirs.end();
         if (!first) {
             return Status::failure("in the new loader cache " + name + " resolves to " +
                                    (e == nullptr ? std::string("nothing") : e->path) +
@@ -534,7 +493,7 @@ Status build_loader_cache(const LoaderCacheRequest &request, LdCache *built) {
         return s;
     }
     TrustedOpen parent;
-    if (auto s = open_trusted_on_node(dir_of(request.output), TrustedKind::Directory, parent);
+    if (auto s = open_trusted_on_node(parent_dir(request.output), TrustedKind::Directory, parent);
         !s.ok()) {
         return Status::failure("the loader cache's directory: " + s.message());
     }
@@ -552,7 +511,7 @@ Status build_loader_cache(const LoaderCacheRequest &request, LdCache *built) {
     if (auto s = check_result(request, work.get(), cache); !s.ok()) {
         return s;
     }
-    const std::string name = base_of(request.output);
+    const std::string name = base_name(request.output);
     if (::renameat(work.get(), kCacheName, parent.fd.get(), name.c_str()) != 0) {
         return Status::from_errno("rename the new loader cache to " + request.output);
     }

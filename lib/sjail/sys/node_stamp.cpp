@@ -9,9 +9,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -39,10 +37,7 @@ std::string plugin_id() {
 // link only below directories no user can write. Either way no link a user
 // planted is followed.
 Status open_source(const std::string &path, Fd &fd) {
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    fd = Fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof(how))));
+    fd = open_below(AT_FDCWD, path.c_str(), O_PATH | O_NOFOLLOW, Resolve::NoSymlinks);
     return fd.valid() ? Status() : open_node_path(path, fd);
 }
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/sys/proc_options.hpp"
 
+#include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/small_file.hpp"
 
 #include <cerrno>
 #include <fcntl.h>
 #include <grp.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -105,6 +107,17 @@ Status load_proc_options(const Config &config, ProcOptions &out) {
         return {};
     }
     return parse_proc_setting(text, out);
+}
+
+Status make_proc_mount(const ProcOptions &options, Fd &out) {
+    const auto parameters = proc_mount_parameters(options);
+    std::vector<FsParam> params;
+    params.reserve(parameters.size());
+    for (const auto &[key, value] : parameters) {
+        params.push_back({key.c_str(), value.c_str()});
+    }
+    return make_mount("proc", params, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                      out);
 }
 
 } // namespace sjail

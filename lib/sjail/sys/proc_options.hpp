@@ -6,6 +6,7 @@
 #include "sjail/core/config.hpp"
 #include "sjail/core/proc_options.hpp"
 #include "sjail/core/status.hpp"
+#include "sjail/sys/fd.hpp"
 
 #include <string>
 
@@ -25,5 +26,9 @@ Status node_proc_super_options(std::string &out);
 // does not read the host's whole mount table; resolved now if missing.
 Status load_proc_options(const Config &config, ProcOptions &out);
 Status save_proc_options(const Config &config, const ProcOptions &options);
+
+// A new proc filesystem of the PID namespace the caller is in, with
+// `options`, as a detached nosuid, nodev, noexec mount.
+[[nodiscard]] Status make_proc_mount(const ProcOptions &options, Fd &out);
 
 } // namespace sjail

@@ -3,15 +3,15 @@
 
 #include "sjail/core/mount_plan.hpp"
 #include "sjail/core/path_rules.hpp"
+#include "sjail/sys/fs_mount.hpp"
+#include "sjail/sys/safe_open.hpp"
 
 #include <cerrno>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace sjail {
@@ -21,11 +21,8 @@ constexpr const char *kNodeRunInodes = "16384";
 
 // One component below `dir`, staying on its filesystem: no symlink, no
 // crossing into anything mounted there.
-int open_here(int dir, const std::string &name) {
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
-    return static_cast<int>(::syscall(SYS_openat2, dir, name.c_str(), &how, sizeof(how)));
+Fd open_here(int dir, const std::string &name) {
+    return open_below(dir, name.c_str(), O_PATH | O_NOFOLLOW, Resolve::BeneathSameMount);
 }
 
 // mkdir NAME in DIR with exactly `mode` (the umask undone).
@@ -38,10 +35,7 @@ Status make_dir(int dir, const std::string &name, unsigned mode, const std::stri
 
 // The view's /run, which must be the node's tmpfs that mount_node_run made.
 Status open_node_run(int view_root, Fd &out) {
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    out.reset(static_cast<int>(::syscall(SYS_openat2, view_root, "run", &how, sizeof(how))));
+    out = open_below(view_root, "run", O_PATH | O_DIRECTORY | O_NOFOLLOW, Resolve::Beneath);
     struct statfs fs {};
     struct stat st {};
     if (!out.valid() || ::fstatfs(out.get(), &fs) != 0 || ::fstat(out.get(), &st) != 0) {
@@ -60,16 +54,11 @@ Status mount_node_run(int view_root) {
     if (auto s = open_mount_target(view_root, "/run", TargetType::Directory, target); !s.ok()) {
         return s;
     }
-    Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
-    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", kNodeRunSize, 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "nr_inodes", kNodeRunInodes, 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
-        return Status::from_errno("creating the node's /run (a tmpfs)");
-    }
-    const Fd run(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
-    if (!run.valid()) {
-        return Status::from_errno("mounting the node's /run");
+    const FsParam params[] = {
+        {"mode", "0755"}, {"size", kNodeRunSize}, {"nr_inodes", kNodeRunInodes}};
+    Fd run;
+    if (auto s = make_mount("tmpfs", params, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, run); !s.ok()) {
+        return Status::failure("creating the node's /run: " + s.message());
     }
     // Filled while detached: nothing else can reach it yet.
     for (const auto &dir : node_run_skeleton()) {
@@ -96,7 +85,7 @@ Status make_node_run_mount_point(int view_root, const std::string &target, Targe
     for (std::size_t i = 1; i < components.size(); ++i) {
         const std::string &name = components[i];
         shown += "/" + name;
-        Fd next(open_here(current.get(), name));
+        Fd next = open_here(current.get(), name);
         if (!next.valid() && errno != ENOENT) {
             return {}; // a symlink can't be here; a bind below /run is not ours to change
         }
@@ -113,7 +102,7 @@ Status make_node_run_mount_point(int view_root, const std::string &target, Targe
             if (auto s = make_dir(current.get(), name, 0755, shown); !s.ok()) {
                 return s;
             }
-            next.reset(open_here(current.get(), name));
+            next = open_here(current.get(), name);
             if (!next.valid()) {
                 return Status::from_errno("opening " + shown + " in the node's /run");
             }

@@ -20,36 +20,31 @@ bool root_owned_and_closed(const struct stat &st) {
     return st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
-// Pushes the components of `path` so that the first one is popped first.
-void push_components(std::vector<std::string> &pending, std::string_view path) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        const std::size_t end = std::min(path.find('/', start), path.size());
-        if (end > start) {
-            parts.emplace_back(path.substr(start, end - start));
-        }
-        start = end + 1;
+std::uint64_t resolve_flags(Resolve policy) noexcept {
+    switch (policy) {
+    case Resolve::FollowSymlinks:
+        return RESOLVE_NO_MAGICLINKS;
+    case Resolve::NoSymlinks:
+        return RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    case Resolve::Beneath:
+        return RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    case Resolve::BeneathSameMount:
+        return RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+    case Resolve::InRoot:
+        return RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
     }
-    pending.insert(pending.end(), parts.rbegin(), parts.rend());
-}
-
-int openat2_beneath(int dirfd, const std::string &name, std::uint64_t flags) {
-    open_how how{};
-    how.flags = flags | O_PATH | O_CLOEXEC | O_NOFOLLOW;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    return static_cast<int>(::syscall(SYS_openat2, dirfd, name.c_str(), &how, sizeof(how)));
+    return RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS; // the strictest
 }
 
 // Opens one component below `dir`, refusing symlinks. `err` receives the errno
 // of a failed open (0 otherwise) so callers can tell "missing" from "refused".
 Status open_component(int dir, const std::string &name, const std::string &shown, Fd &out,
                       int *err_out = nullptr) {
-    const int fd = openat2_beneath(dir, name, 0);
+    Fd opened = open_below(dir, name.c_str(), O_PATH | O_NOFOLLOW, Resolve::Beneath);
     if (err_out != nullptr) {
-        *err_out = fd < 0 ? errno : 0;
+        *err_out = opened.valid() ? 0 : errno;
     }
-    if (fd < 0) {
+    if (!opened.valid()) {
         const int err = errno;
         if (err == ELOOP) {
             return Status::failure(shown + " is a symlink; the plugin never follows symlinks "
@@ -57,9 +52,9 @@ Status open_component(int dir, const std::string &name, const std::string &shown
         }
         return Status::from_errno(shown, err);
     }
-    out.reset(fd);
+    out = std::move(opened);
     struct stat st {};
-    if (::fstat(fd, &st) != 0) {
+    if (::fstat(out.get(), &st) != 0) {
         return Status::from_errno(shown + ": fstat");
     }
     if (S_ISLNK(st.st_mode)) {
@@ -88,6 +83,13 @@ Status check_dir_root_owned(int fd, const std::string &shown) {
 }
 
 } // namespace
+
+Fd open_below(int dir, const char *path, std::uint64_t flags, Resolve policy) noexcept {
+    open_how how{};
+    how.flags = flags | O_CLOEXEC;
+    how.resolve = resolve_flags(policy);
+    return Fd(static_cast<int>(::syscall(SYS_openat2, dir, path, &how, sizeof(how))));
+}
 
 Status open_root_owned_dir(const std::string &path, Fd &out) {
     if (auto s = check_absolute_path("path", path); !s.ok()) {

@@ -6,9 +6,28 @@
 #include "sjail/core/status.hpp"
 #include "sjail/sys/fd.hpp"
 
+#include <cstdint>
 #include <string>
 
 namespace sjail {
+
+// How open_below resolves a path. Magic links (/proc/PID/fd/N and the like)
+// are never followed, whatever the policy.
+enum class Resolve {
+    FollowSymlinks,   // symlinks are followed; absolute paths and ".." are allowed
+    NoSymlinks,       // a symlink anywhere on the path is refused (ELOOP)
+    Beneath,          // no symlink, and nothing outside `dir` (".." above it, absolute)
+    BeneathSameMount, // as Beneath, and no crossing into a mount below `dir` (EXDEV)
+    InRoot,           // `dir` is the root: symlinks and ".." are resolved inside it
+};
+
+// openat2(2) of `path` relative to `dir` (AT_FDCWD: the current directory)
+// with `flags` (O_CLOEXEC is always added; O_NOFOLLOW with O_PATH returns a
+// trailing symlink as itself) under `policy`. On failure the Fd is invalid
+// and errno tells why. No allocation: safe in a child forked from threads.
+// The only place that calls openat2.
+[[nodiscard]] Fd open_below(int dir, const char *path, std::uint64_t flags,
+                            Resolve policy) noexcept;
 
 // Opens an absolute host path (the jail, the state directory) as an O_PATH
 // directory fd. Every component, the last included, must be a real directory

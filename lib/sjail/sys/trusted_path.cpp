@@ -2,12 +2,11 @@
 #include "sjail/sys/trusted_path.hpp"
 
 #include "sjail/core/path_rules.hpp"
+#include "sjail/sys/safe_open.hpp"
 
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <linux/openat2.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <vector>
 
@@ -16,14 +15,6 @@ namespace {
 
 constexpr int kMaxSymlinks = 40;
 constexpr int kMaxSonameHops = 8;
-
-// One component below `dir`; a trailing symlink is returned as itself (O_PATH|O_NOFOLLOW).
-int open_beneath(int dir, const std::string &name, std::uint64_t flags) {
-    open_how how{};
-    how.flags = flags | O_CLOEXEC | O_NOFOLLOW;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    return static_cast<int>(::syscall(SYS_openat2, dir, name.c_str(), &how, sizeof(how)));
-}
 
 Status read_link(int link_fd, const std::string &shown, std::string &target) {
     char buf[4096];
@@ -36,24 +27,6 @@ Status read_link(int link_fd, const std::string &shown, std::string &target) {
     }
     target.assign(buf, static_cast<std::size_t>(n));
     return {};
-}
-
-// Pushes the components of `path` so that the first one is popped first.
-void push_components(std::vector<std::string> &todo, std::string_view path) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        const auto slash = path.find('/', start);
-        const auto end = slash == std::string_view::npos ? path.size() : slash;
-        if (end > start) {
-            parts.emplace_back(path.substr(start, end - start));
-        }
-        if (slash == std::string_view::npos) {
-            break;
-        }
-        start = slash + 1;
-    }
-    todo.insert(todo.end(), parts.rbegin(), parts.rend());
 }
 
 std::string logical(const std::vector<std::string> &names) {
@@ -81,7 +54,8 @@ Status check_dir(const std::string &shown, const struct stat &st) {
 // Reopens the O_PATH file `name` in `dir` for reading, insisting on the same inode.
 Status reopen_for_reading(int dir, const std::string &name, const std::string &shown,
                           TrustedOpen &out) {
-    Fd fd(open_beneath(dir, name, O_RDONLY | O_NONBLOCK));
+    // One component below `dir`; a trailing symlink is refused (ELOOP).
+    Fd fd = open_below(dir, name.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW, Resolve::Beneath);
     struct stat st {};
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0) {
         return Status::from_errno("open " + shown);
@@ -123,7 +97,9 @@ Status open_trusted(int root, std::string_view shown_root, std::string_view path
         }
         names.push_back(comp);
         const std::string shown = prefix + logical(names);
-        Fd next(open_beneath(dirs.back().get(), comp, O_PATH));
+        // A trailing symlink is opened as itself, to be read below.
+        Fd next =
+            open_below(dirs.back().get(), comp.c_str(), O_PATH | O_NOFOLLOW, Resolve::Beneath);
         if (!next.valid()) {
             out.missing = errno == ENOENT;
             return Status::from_errno(shown);
@@ -215,7 +191,7 @@ Status open_in_dir(int dir, const std::string &dir_shown, const std::string &nam
     std::string current = name;
     for (int hop = 0; hop <= kMaxSonameHops; ++hop) {
         const std::string shown = dir_shown + "/" + current;
-        Fd fd(open_beneath(dir, current, O_PATH));
+        Fd fd = open_below(dir, current.c_str(), O_PATH | O_NOFOLLOW, Resolve::Beneath);
         if (!fd.valid()) {
             out.missing = errno == ENOENT;
             return Status::from_errno(shown);
