@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "slurm_conf.hpp"
 
-#include "plugstack.hpp"
-
 #include <algorithm>
 #include <cctype>
 
@@ -78,6 +76,14 @@ SlurmConf parse_slurm_conf(std::string_view text) {
         start = end + 1;
     }
     return out;
+}
+
+std::string parent_dir(std::string_view path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string_view::npos || slash == 0) {
+        return "/";
+    }
+    return std::string(path.substr(0, slash));
 }
 
 SlurmSettings slurm_settings(const SlurmConf &conf, const std::string &conf_path,
