@@ -56,12 +56,12 @@ TEST(Plugstack, CommentedOutLineAndLookalikesAreNotTheLine) {
     const auto got =
         args_of("#required chroot.so jail=/old\nrequired notchroot.so jail=/x\nrequired "
                 "/lib/mychroot.so jail=/y\n",
-                {kFile + ":4 (include /etc/slurm/plugstack.conf.d/*)"});
+                {kFile + ":4: include /etc/slurm/plugstack.conf.d/*"});
     EXPECT_FALSE(got.status.ok());
     EXPECT_NE(got.status.message().find(kFile + " has no chroot.so line"), std::string::npos);
     EXPECT_NE(got.status.message().find("nor has any file it includes; these include lines "
                                         "match no file: " +
-                                        kFile + ":4 (include /etc/slurm/plugstack.conf.d/*)"),
+                                        kFile + ":4: include /etc/slurm/plugstack.conf.d/*"),
               std::string::npos)
         << got.status.message();
     EXPECT_NE(got.status.message().find("see chroot.so(8)"), std::string::npos);

@@ -80,7 +80,8 @@ bool check_owner(Reader &r, const std::string &path, const std::string &origin,
                     path + by(origin) +
                         (st.st_uid != 0 ? " is owned by uid " + std::to_string(st.st_uid)
                                         : std::string(" is writable by group or others")) +
-                        "; plugstack.conf and the files it includes must be root's alone",
+                        "; plugstack.conf and the files it includes must be owned by root and "
+                        "not writable by group or others",
                     "chown root: " + path + "; chmod go-w " + path);
     }
     return true;
@@ -132,7 +133,7 @@ bool read_as_empty(Reader &r, const std::string &path, const std::string &origin
 bool follow_include(Reader &r, const IncludeLine &include) {
     const Glob found(include.pattern);
     if (found.rc() == GLOB_NOMATCH) {
-        r.out.empty_includes.push_back(include.origin + " (include " + include.pattern + ")");
+        r.out.empty_includes.push_back(include.origin + ": include " + include.pattern);
         return true;
     }
     if (found.rc() != 0) {

@@ -29,7 +29,7 @@ struct PlugstackRead {
     std::vector<PluginLine> plugins;         // every plugin line, in Slurm's load order
     std::vector<PlugstackNote> notes;        // lines Slurm ignores, matches read as empty
     std::vector<std::string> files;          // the files read, in order
-    std::vector<std::string> empty_includes; // "FILE:LINE (include PATTERN)" matching no file
+    std::vector<std::string> empty_includes; // "FILE:LINE: include PATTERN" matching no file
     std::string cause;                       // why reading stopped ("" when every file was read)
     std::string fix;                         // what to do about it
 
