@@ -283,8 +283,7 @@ void check_for_jobs(Run &run) {
     check_plugin_in_jail(run);
     for (const auto &file : run.subject.plugstack_files) {
         check_file_for_jobs(run, file,
-                            file == run.subject.plugstack ? "plugstack.conf"
-                                                          : "the plugstack.conf include");
+                            file == run.subject.plugstack ? "plugstack.conf" : "included file");
     }
     if (run.subject.have_slurm_conf) {
         for (const auto &script : run.subject.slurm.task_scripts) {
