@@ -275,8 +275,9 @@ void check_for_jobs(Run &run) {
         return;
     }
     check_plugin_in_jail(run);
-    if (!run.subject.plugstack.empty()) {
-        check_file_for_jobs(run, run.subject.plugstack, "plugstack.conf");
+    for (const auto &file : run.subject.plugstack_files) {
+        check_file_for_jobs(run, file,
+                            file == run.subject.plugstack ? "plugstack.conf" : "included file");
     }
     if (run.subject.have_slurm_conf) {
         for (const auto &script : run.subject.slurm.task_scripts) {

@@ -5,8 +5,8 @@
 #pragma once
 
 #include "finding.hpp"
-#include "plugstack.hpp"
 #include "sjail/core/config.hpp"
+#include "sjail/core/plugstack.hpp"
 #include "slurm_conf.hpp"
 
 #include <vector>
@@ -14,9 +14,10 @@
 namespace sjail::check {
 
 struct Subject {
-    Config config;         // parsed from `line` with the plugin's parser
-    PluginLine line;       // the chroot.so line
-    std::string plugstack; // the plugstack.conf it came from ("" for --line)
+    Config config;                            // parsed from `line` with the plugin's parser
+    PluginLine line;                          // the chroot.so line
+    std::string plugstack;                    // the plugstack.conf it came from ("" for --line)
+    std::vector<std::string> plugstack_files; // plugstack.conf and the files it includes
     SlurmSettings slurm;
     bool have_slurm_conf = false;
 };

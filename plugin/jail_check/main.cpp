@@ -4,18 +4,17 @@
 // See man/slurm-jail-check.8.
 #include "finding.hpp"
 #include "inspect.hpp"
-#include "plugstack.hpp"
 #include "sjail/core/config.hpp"
+#include "sjail/core/plugstack.hpp"
+#include "sjail/sys/plugstack.hpp"
 #include "slurm_conf.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <glob.h>
 #include <iostream>
 #include <sstream>
 
@@ -44,41 +43,47 @@ bool read_text(const std::string &path, std::string &text) {
     return !in.bad();
 }
 
-struct Found {
-    std::vector<sjail::check::PluginLine> chroot_lines;
-    std::vector<Finding> findings;
-};
+// A finding for each line Slurm ignores or reads otherwise than it looks.
+void add_notes(const std::vector<sjail::PlugstackNote> &notes, std::vector<Finding> &findings) {
+    for (const auto &note : notes) {
+        findings.push_back({Severity::Warning, note.cause, note.fix});
+    }
+}
 
-void add_plugstack_file(const std::string &path, int depth, Found &found) {
-    std::string text;
-    if (!read_text(path, text)) {
-        found.findings.push_back({Severity::Problem,
-                                  "cannot read " + path + ": " + std::strerror(errno),
-                                  "create plugstack.conf there with the line: required chroot.so "
-                                  "jail=/mnt/jail (or pass --plugstack FILE)"});
-        return;
+// " (include lines that match no file: A, B)", or "".
+std::string unmatched(const std::vector<std::string> &empty_includes) {
+    std::string out;
+    for (const auto &include : empty_includes) {
+        out += (out.empty() ? " (include lines that match no file: " : ", ") + include;
     }
-    const auto parsed = sjail::check::parse_plugstack(text, path);
-    for (const auto &line : parsed.plugins) {
-        if (sjail::check::loads_chroot(line)) {
-            found.chroot_lines.push_back(line);
-        }
+    return out.empty() ? out : out + ")";
+}
+
+// plugstack.conf and what it includes, as Slurm reads them, with the
+// reader of pam_slurm_jail; its chroot.so lines in Slurm's order.
+std::vector<sjail::PluginLine> read_chroot_lines(sjail::check::Subject &subject,
+                                                 std::vector<Finding> &findings) {
+    const std::string &path = subject.plugstack;
+    const std::string absolute =
+        path.starts_with('/') ? path : std::filesystem::absolute(path).string();
+    const auto read = sjail::read_plugstack(absolute);
+    subject.plugstack_files = read.files;
+    add_notes(read.notes, findings);
+    if (!read.cause.empty()) {
+        findings.push_back(
+            {Severity::Problem, read.cause,
+             read.files.empty() ? read.fix + " (or pass --plugstack FILE)" : read.fix});
+        return {};
     }
-    for (const auto &error : parsed.errors) {
-        found.findings.push_back({Severity::Warning, error, "fix or remove the line"});
+    auto lines = sjail::chroot_lines(read.plugins);
+    if (lines.empty()) {
+        findings.push_back({Severity::Problem,
+                            path + " has no chroot.so line" +
+                                (read.files.size() > 1 ? ", nor has any file it includes" : "") +
+                                unmatched(read.empty_includes),
+                            "add the line: required chroot.so jail=/mnt/jail"});
     }
-    for (const auto &pattern : parsed.includes) {
-        if (depth > 8) {
-            break;
-        }
-        glob_t matches{};
-        if (::glob(pattern.c_str(), 0, nullptr, &matches) == 0) {
-            for (std::size_t i = 0; i < matches.gl_pathc; ++i) {
-                add_plugstack_file(matches.gl_pathv[i], depth + 1, found);
-            }
-        }
-        ::globfree(&matches);
-    }
+    return lines;
 }
 
 void print(const std::vector<Finding> &findings, bool json) {
@@ -106,7 +111,7 @@ bool find_line(const Options &options, sjail::check::Subject &subject,
                std::vector<Finding> &findings) {
     if (!options.line.empty()) {
         std::string error;
-        auto line = sjail::check::parse_plugin_line(options.line, error);
+        auto line = sjail::parse_plugin_line(options.line, error);
         if (!line) {
             std::cerr << "slurm-jail-check: --line: " << error << "\n";
             std::exit(kUsage);
@@ -115,21 +120,16 @@ bool find_line(const Options &options, sjail::check::Subject &subject,
         return true;
     }
     subject.plugstack = options.plugstack.empty() ? subject.slurm.plugstack : options.plugstack;
-    Found found;
-    add_plugstack_file(subject.plugstack, 0, found);
-    findings = found.findings;
-    if (found.chroot_lines.empty()) {
-        if (findings.empty() || findings.back().severity != Severity::Problem) {
-            findings.push_back({Severity::Problem, subject.plugstack + " has no chroot.so line",
-                                "add the line: required chroot.so jail=/mnt/jail"});
-        }
+    const auto lines = read_chroot_lines(subject, findings);
+    if (lines.empty()) {
         return false;
     }
-    subject.line = found.chroot_lines.front();
-    for (std::size_t i = 1; i < found.chroot_lines.size(); ++i) {
-        findings.push_back({Severity::Warning,
-                            found.chroot_lines[i].origin +
-                                ": a second chroot.so line; Slurm refuses to load a plugin twice",
+    subject.line = lines.front();
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+        findings.push_back({Severity::Problem,
+                            lines[i].origin +
+                                ": a second chroot.so line; Slurm refuses to load a plugin twice "
+                                "and pam_slurm_jail refuses every login",
                             "keep only the line of " + subject.line.origin});
     }
     if (!subject.line.required) {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "requirements.hpp"
 
-#include "plugstack.hpp"
 #include "sjail/core/mount_plan.hpp"
 #include "sjail/core/path_rules.hpp"
+#include "slurm_conf.hpp"
 
 #include <algorithm>
 

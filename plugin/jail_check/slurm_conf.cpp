@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "slurm_conf.hpp"
 
+<<<<<<< HEAD
 #include "plugstack.hpp"
 #include "sjail/core/path_rules.hpp"
 
+=======
+>>>>>>> plugstack
 #include <algorithm>
 #include <cctype>
 
@@ -76,6 +79,14 @@ SlurmConf parse_slurm_conf(std::string_view text) {
         start = end + 1;
     }
     return out;
+}
+
+std::string parent_dir(std::string_view path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string_view::npos || slash == 0) {
+        return "/";
+    }
+    return std::string(path.substr(0, slash));
 }
 
 SlurmSettings slurm_settings(const SlurmConf &conf, const std::string &conf_path,

@@ -33,4 +33,7 @@ struct SlurmSettings {
 SlurmSettings slurm_settings(const SlurmConf &conf, const std::string &conf_path,
                              const std::string &default_plugin_dir);
 
+// The directory part of an absolute path ("/etc/slurm/x" -> "/etc/slurm", "/x" -> "/").
+std::string parent_dir(std::string_view path);
+
 } // namespace sjail::check

@@ -5,6 +5,7 @@
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/jail_view.hpp"
 #include "sjail/sys/job_init.hpp"
+#include "sjail/sys/plugstack.hpp"
 #include "sjail/sys/proc_options.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/step_entry.hpp"
@@ -57,23 +58,6 @@ Status check_root_file(int fd, const std::string &what) {
                                       "fix it with chown root: and chmod go-w");
     }
     return {};
-}
-
-// A node file (plugstack.conf): symlinks only below root-owned directories.
-Status read_node_file(const std::string &path, std::string &text) {
-    Fd where;
-    if (auto s = open_node_path(path, where); !s.ok()) {
-        return s;
-    }
-    const std::string self = "/proc/self/fd/" + std::to_string(where.get());
-    const Fd file(::open(self.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-    if (!file.valid()) {
-        return Status::from_errno("open " + path);
-    }
-    if (auto s = check_root_file(file.get(), path); !s.ok()) {
-        return s;
-    }
-    return read_fd(file.get(), path, text);
 }
 
 // DIR/REL below an open directory, through no symlink and not above it.
@@ -178,11 +162,11 @@ SessionFacts gather_facts(const Config &config, const ModuleArgs &args, const Se
 }
 
 Status load_config(const std::string &plugstack, Config &out) {
-    std::string text;
-    if (auto s = read_node_file(plugstack, text); !s.ok()) {
+    const auto read = read_plugstack(plugstack);
+    if (auto s = read.status(); !s.ok()) {
         return Status::failure("reading the chroot.so settings: " + s.message());
     }
-    const auto line = chroot_args_from_plugstack(text, plugstack);
+    const auto line = chroot_args(read.plugins, plugstack, read.empty_includes);
     if (!line.status.ok()) {
         return line.status;
     }

@@ -9,6 +9,7 @@
 namespace sjail {
 namespace {
 
+<<<<<<< HEAD
 constexpr std::string_view kSpace = " \t\r";
 
 std::vector<std::string_view> words(std::string_view line) {
@@ -23,6 +24,21 @@ std::vector<std::string_view> words(std::string_view line) {
         out.push_back(line.substr(i, end - i));
         i = end;
     }
+=======
+std::vector<std::string_view> split(std::string_view text, char sep) {
+    std::vector<std::string_view> parts;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const auto end = text.find(sep, start);
+        if (end == std::string_view::npos) {
+            parts.push_back(text.substr(start));
+            break;
+        }
+        parts.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return parts;
+>>>>>>> plugstack
 }
 
 std::optional<std::uint32_t> parse_u32(std::string_view text) {
@@ -37,13 +53,6 @@ std::optional<std::uint32_t> parse_u32(std::string_view text) {
     return value;
 }
 
-// "chroot.so" or ".../chroot.so".
-bool names_chroot_so(std::string_view plugin) {
-    constexpr std::string_view kName = "chroot.so";
-    return plugin == kName || (plugin.size() > kName.size() && plugin.ends_with(kName) &&
-                               plugin[plugin.size() - kName.size() - 1] == '/');
-}
-
 // The number after `prefix` in a cgroup path component ("job_12" -> 12).
 std::optional<std::uint32_t> number_after(std::string_view component, std::string_view prefix) {
     if (!component.starts_with(prefix)) {
@@ -54,29 +63,31 @@ std::optional<std::uint32_t> number_after(std::string_view component, std::strin
 
 } // namespace
 
-PlugstackArgs chroot_args_from_plugstack(std::string_view text, const std::string &file) {
+PlugstackArgs chroot_args(const std::vector<PluginLine> &plugins, const std::string &file,
+                          const std::vector<std::string> &empty_includes) {
     PlugstackArgs out;
-    int found = 0;
-    for (std::string_view line : split(text, '\n')) {
-        line = line.substr(0, line.find('#'));
-        const auto w = words(line);
-        if (w.size() < 2 || (w[0] != "required" && w[0] != "optional") || !names_chroot_so(w[1])) {
-            continue;
-        }
-        if (++found > 1) {
-            out.status = Status::failure(file + " has more than one chroot.so line; keep one");
-            out.args.clear();
-            return out;
-        }
-        for (std::size_t i = 2; i < w.size(); ++i) {
-            out.args.emplace_back(w[i]);
-        }
+    const auto lines = chroot_lines(plugins);
+    if (lines.size() > 1) {
+        out.status = Status::failure(file +
+                                     " and the files it includes have more than one "
+                                     "chroot.so line (" +
+                                     lines[0].origin + ", " + lines[1].origin + "); keep one");
+        return out;
     }
-    if (found == 0) {
+    if (lines.empty()) {
+        std::string unmatched;
+        for (const auto &include : empty_includes) {
+            unmatched +=
+                (unmatched.empty() ? "; these include lines match no file: " : ", ") + include;
+        }
         out.status = Status::failure(
-            file + " has no chroot.so line (\"required chroot.so jail=DIR ...\"; include lines "
-                   "are not followed); add the node's chroot.so line there, see chroot.so(8)");
+            file +
+            " has no chroot.so line (\"required chroot.so jail=DIR ...\"), nor has any "
+            "file it includes" +
+            unmatched + "; add the node's chroot.so line there, see chroot.so(8)");
+        return out;
     }
+    out.args = lines[0].args;
     return out;
 }
 

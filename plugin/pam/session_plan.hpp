@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // What pam_slurm_jail decides for an SSH session. Pure: no system calls.
 //
-// The module reads the chroot.so line of plugstack.conf (so logins and jobs
-// can never disagree on the jail), finds the job a session was adopted into
-// by pam_slurm_adopt (the process's cgroup, or SLURM_JOB_ID in the PAM
-// environment, which pam_slurm_adopt sets) and looks the user up in the
-// jail's /etc/passwd.
+// The module reads the chroot.so line of plugstack.conf or of a file it
+// includes (so logins and jobs can never disagree on the jail), finds the job a session was adopted
+// into by pam_slurm_adopt (the process's cgroup, or SLURM_JOB_ID in the PAM environment, which
+// pam_slurm_adopt sets) and looks the user up in the jail's /etc/passwd.
 #pragma once
 
+#include "sjail/core/plugstack.hpp"
 #include "sjail/core/status.hpp"
 
 #include <cstdint>
@@ -18,15 +18,17 @@
 
 namespace sjail {
 
-// The settings of the one chroot.so line of a plugstack.conf text
-// ("required chroot.so jail=/mnt/jail ..."; the plugin may be named by path).
-// No chroot.so line, or more than one, is an error naming `file`.
-// `include` lines are not followed: the chroot.so line must be in `file`.
+// The settings of the one chroot.so line among the plugin lines that
+// plugstack.conf (`file`) and the files it includes hold, in Slurm's order
+// (sys/plugstack.hpp reads them; the plugin may be named by path). No
+// chroot.so line, or more than one, is an error naming `file`;
+// `empty_includes` (include lines matching no file) are named with it.
 struct PlugstackArgs {
     std::vector<std::string> args;
     Status status;
 };
-PlugstackArgs chroot_args_from_plugstack(std::string_view text, const std::string &file);
+PlugstackArgs chroot_args(const std::vector<PluginLine> &plugins, const std::string &file,
+                          const std::vector<std::string> &empty_includes = {});
 
 // What the node is, for sessions not adopted into a job (node=).
 enum class NodeRole {

@@ -231,6 +231,37 @@ forwarded_port_open() { nsenter --net="$STATE/netns/login" bash -c 'exec 3<>/dev
     assert_output --partial "must be owned by root"
 }
 
+# use_plugstack_d: plugstack.conf includes plugstack.conf.d/* (relative to
+# its own directory, the layout pyxis documents); chroot.so's line is there.
+use_plugstack_d() {
+    install -d -m 0755 "$SSHDIR/plugstack.conf.d"
+    echo 'optional other.so' >"$SSHDIR/plugstack.conf.d/10-other.conf"
+    echo "$PLUGSTACK_LINE" >"$SSHDIR/plugstack.conf.d/50-chroot.conf"
+    chmod 0644 "$SSHDIR"/plugstack.conf.d/*
+    use_plugstack "include plugstack.conf.d/*"
+}
+
+@test "the chroot.so line in an included plugstack.conf.d/ file lets the login in" {
+    use_plugstack_d
+    run sshto sjuser 127.0.0.1 "test -f $MARKER && echo marker; test -e $HOST_ONLY || echo no-host"
+    use_plugstack "$PLUGSTACK_LINE"
+    rm -rf "$SSHDIR/plugstack.conf.d"
+    assert_success
+    assert_line marker
+    assert_line no-host
+}
+
+@test "an included plugstack.conf.d/ file the user can write refuses the login" {
+    use_plugstack_d
+    chown "$TEST_UID" "$SSHDIR/plugstack.conf.d/10-other.conf"
+    run sshto sjuser 127.0.0.1 'echo SESSION-STARTED'
+    use_plugstack "$PLUGSTACK_LINE"
+    rm -rf "$SSHDIR/plugstack.conf.d"
+    assert_failure
+    refute_output --partial SESSION-STARTED
+    assert_output --partial "10-other.conf (included by $SSHDIR/plugstack.conf:1) is owned by uid $TEST_UID"
+}
+
 @test "a user missing from the jail's /etc/passwd is refused" {
     run sshto sjnojail 127.0.0.1 'echo SESSION-STARTED'
     assert_failure

@@ -117,6 +117,27 @@ fixed_jail() {
     assert_output --partial '"summary": "no problems found'
 }
 
+@test "the chroot.so line in plugstack.conf.d/ (include plugstack.conf.d/*) is found" {
+    fixed_jail
+    install -d -m 0755 "$CHECK_DIR/etc/plugstack.conf.d"
+    echo 'include plugstack.conf.d/*' >"$CHECK_DIR/etc/plugstack.conf"
+    run check
+    assert_failure 1
+    assert_line 'PROBLEM: /etc/slurm/plugstack.conf has no chroot.so line (include lines that match no file: /etc/slurm/plugstack.conf:1: include /etc/slurm/plugstack.conf.d/*) -- fix: add the line: required chroot.so jail=/mnt/jail'
+    echo 'required chroot.so jail=/mnt/jail' >"$CHECK_DIR/etc/plugstack.conf.d/50-chroot.conf"
+    run check
+    assert_success
+    refute_line --partial 'PROBLEM:'
+    assert_line --regexp '^no problems found'
+    # A file the include matches that a user owns: pam_slurm_jail refuses logins.
+    chown "$SJUSER_UID" "$CHECK_DIR/etc/plugstack.conf.d/50-chroot.conf"
+    run check
+    rm -rf "$CHECK_DIR/etc/plugstack.conf.d"
+    write_conf
+    assert_failure 1
+    assert_line "PROBLEM: /etc/slurm/plugstack.conf.d/50-chroot.conf (included by /etc/slurm/plugstack.conf:1) is owned by uid $SJUSER_UID; plugstack.conf and the files it includes must be owned by root and not writable by group or others -- fix: chown root: /etc/slurm/plugstack.conf.d/50-chroot.conf; chmod go-w /etc/slurm/plugstack.conf.d/50-chroot.conf"
+}
+
 @test "a planted symlink at a mount point and user-owned jail paths are each named" {
     fixed_jail
     in_ns rmdir "$JAIL/var/spool/slurmd"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// slurm-jail-check's pure parts: plugstack.conf and slurm.conf reading, the
-// mount points a chroot.so line needs, the fixes, the report.
+// slurm-jail-check's pure parts: slurm.conf reading, the mount points a
+// chroot.so line needs, the fixes, the report (plugstack.conf reading is the
+// library's: plugstack_test.cpp).
 #include "finding.hpp"
-#include "plugstack.hpp"
 #include "requirements.hpp"
 #include "slurm_conf.hpp"
 
@@ -25,60 +25,6 @@ std::vector<std::string> targets(const std::vector<MountPoint> &points) {
         out.push_back(p.target);
     }
     return out;
-}
-
-TEST(Plugstack, FindsTheChrootLineAmongOthersWithCommentsAndIncludes) {
-    const auto parsed = parse_plugstack("# site plugins\n"
-                                        "optional /usr/lib/x/pyxis.so runtime_path=/run\n"
-                                        "\n"
-                                        "required\tchroot.so  jail=/mnt/jail bind=/opt # shared\n"
-                                        "include plugstack.conf.d/*.conf\n"
-                                        "include /etc/other/*.conf\n",
-                                        "/etc/slurm/plugstack.conf");
-    ASSERT_EQ(parsed.plugins.size(), 2U);
-    EXPECT_FALSE(loads_chroot(parsed.plugins[0]));
-    const PluginLine &line = parsed.plugins[1];
-    EXPECT_TRUE(loads_chroot(line));
-    EXPECT_TRUE(line.required);
-    EXPECT_EQ(line.origin, "/etc/slurm/plugstack.conf:4");
-    EXPECT_EQ(line.args, (std::vector<std::string>{"jail=/mnt/jail", "bind=/opt"}));
-    EXPECT_EQ(parsed.includes, (std::vector<std::string>{"/etc/slurm/plugstack.conf.d/*.conf",
-                                                         "/etc/other/*.conf"}));
-    EXPECT_TRUE(parsed.errors.empty());
-}
-
-TEST(Plugstack, ReportsLinesSlurmIgnores) {
-    const auto parsed = parse_plugstack("needed chroot.so jail=/j\nrequired\n", "/p.conf");
-    EXPECT_TRUE(parsed.plugins.empty());
-    ASSERT_EQ(parsed.errors.size(), 2U);
-    EXPECT_EQ(parsed.errors[0].rfind("/p.conf:1: ", 0), 0U) << parsed.errors[0];
-    EXPECT_EQ(parsed.errors[1].rfind("/p.conf:2: ", 0), 0U) << parsed.errors[1];
-}
-
-TEST(Plugstack, AbsolutePluginPathsAndOptionalLines) {
-    const auto parsed = parse_plugstack("optional /usr/lib/slurm/chroot.so jail=/j\n"
-                                        "required /usr/lib/slurm/notchroot.so\n",
-                                        "/p.conf");
-    ASSERT_EQ(parsed.plugins.size(), 2U);
-    EXPECT_TRUE(loads_chroot(parsed.plugins[0]));
-    EXPECT_FALSE(parsed.plugins[0].required);
-    EXPECT_FALSE(loads_chroot(parsed.plugins[1]));
-}
-
-TEST(Plugstack, CommandLineLineMayLeaveOutRequired) {
-    std::string error;
-    auto line = parse_plugin_line("chroot.so jail=/mnt/jail", error);
-    ASSERT_TRUE(line.has_value()) << error;
-    EXPECT_TRUE(line->required);
-    EXPECT_EQ(line->plugin, "chroot.so");
-    EXPECT_EQ(line->args, std::vector<std::string>{"jail=/mnt/jail"});
-    line = parse_plugin_line("optional chroot.so jail=/j", error);
-    ASSERT_TRUE(line.has_value());
-    EXPECT_FALSE(line->required);
-    EXPECT_FALSE(parse_plugin_line("   ", error).has_value());
-    EXPECT_FALSE(parse_plugin_line("include /x/*.conf", error).has_value());
-    EXPECT_NE(error.find("include"), std::string::npos);
-    EXPECT_FALSE(parse_plugin_line("required", error).has_value());
 }
 
 TEST(SlurmConf, KeysAreCaseInsensitiveAndDefaultsFillIn) {

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-using sjail::chroot_args_from_plugstack;
+using sjail::chroot_args;
 using sjail::decide_session;
 using sjail::find_passwd_entry;
 using sjail::is_slurmd_exe;
@@ -21,44 +21,64 @@ const std::string kFile = "/etc/slurm/plugstack.conf";
 using Args = std::vector<std::string>;
 } // namespace
 
-// ---- the chroot.so line of plugstack.conf ----
+// ---- the chroot.so line among the plugins of plugstack.conf ----
+// (reading the files and their includes: plugstack_test.cpp and
+// plugstack_sys_test.cpp)
+
+namespace {
+sjail::PlugstackArgs args_of(const std::string &text,
+                             const std::vector<std::string> &empty_includes = {}) {
+    std::vector<sjail::PluginLine> plugins;
+    for (const auto &entry : sjail::parse_plugstack(text, kFile).entries) {
+        if (const auto *plugin = std::get_if<sjail::PluginLine>(&entry)) {
+            plugins.push_back(*plugin);
+        }
+    }
+    return chroot_args(plugins, kFile, empty_includes);
+}
+} // namespace
 
 TEST(Plugstack, TakesTheChrootSoLineArguments) {
-    const auto got = chroot_args_from_plugstack(
-        "# the jail\noptional other.so x=1\nrequired chroot.so jail=/mnt/jail  bind=/a:/b:ro\n",
-        kFile);
+    const auto got = args_of(
+        "# the jail\noptional other.so x=1\nrequired chroot.so jail=/mnt/jail  bind=/a:/b:ro\n");
     ASSERT_TRUE(got.status.ok()) << got.status.message();
     EXPECT_EQ(got.args, (Args{"jail=/mnt/jail", "bind=/a:/b:ro"}));
 }
 
 TEST(Plugstack, PluginNamedByPathTabsAndTrailingComment) {
-    const auto got = chroot_args_from_plugstack(
-        "optional\t/usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so\tjail=/j # comment\r\n", kFile);
+    const auto got =
+        args_of("optional\t/usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so\tjail=/j # comment\r\n");
     ASSERT_TRUE(got.status.ok()) << got.status.message();
     EXPECT_EQ(got.args, (Args{"jail=/j"}));
 }
 
 TEST(Plugstack, CommentedOutLineAndLookalikesAreNotTheLine) {
-    const auto got = chroot_args_from_plugstack(
-        "#required chroot.so jail=/old\nrequired notchroot.so jail=/x\nrequired "
-        "/lib/mychroot.so jail=/y\ninclude /etc/slurm/plugstack.conf.d/*\n",
-        kFile);
+    const auto got =
+        args_of("#required chroot.so jail=/old\nrequired notchroot.so jail=/x\nrequired "
+                "/lib/mychroot.so jail=/y\n",
+                {kFile + ":4: include /etc/slurm/plugstack.conf.d/*"});
     EXPECT_FALSE(got.status.ok());
-    EXPECT_NE(got.status.message().find("has no chroot.so line"), std::string::npos);
-    EXPECT_NE(got.status.message().find("include lines are not followed"), std::string::npos);
-    EXPECT_NE(got.status.message().find(kFile), std::string::npos);
+    EXPECT_NE(got.status.message().find(kFile + " has no chroot.so line"), std::string::npos);
+    EXPECT_NE(got.status.message().find("nor has any file it includes; these include lines "
+                                        "match no file: " +
+                                        kFile + ":4: include /etc/slurm/plugstack.conf.d/*"),
+              std::string::npos)
+        << got.status.message();
+    EXPECT_NE(got.status.message().find("see chroot.so(8)"), std::string::npos);
 }
 
 TEST(Plugstack, TwoChrootSoLinesAreAnError) {
-    const auto got = chroot_args_from_plugstack(
-        "required chroot.so jail=/a\noptional chroot.so jail=/b\n", kFile);
+    const auto got = args_of("required chroot.so jail=/a\noptional chroot.so jail=/b\n");
     EXPECT_FALSE(got.status.ok());
     EXPECT_TRUE(got.args.empty());
-    EXPECT_NE(got.status.message().find("more than one chroot.so line"), std::string::npos);
+    EXPECT_NE(got.status.message().find("more than one chroot.so line (" + kFile + ":1, " + kFile +
+                                        ":2); keep one"),
+              std::string::npos)
+        << got.status.message();
 }
 
 TEST(Plugstack, EmptyFile) {
-    EXPECT_FALSE(chroot_args_from_plugstack("", kFile).status.ok());
+    EXPECT_FALSE(args_of("").status.ok());
 }
 
 // ---- module arguments ----
