@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "slurm_conf.hpp"
 
-<<<<<<< HEAD
-#include "plugstack.hpp"
 #include "sjail/core/path_rules.hpp"
 
-=======
->>>>>>> plugstack
 #include <algorithm>
 #include <cctype>
 

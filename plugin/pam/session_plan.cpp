@@ -9,38 +9,6 @@
 namespace sjail {
 namespace {
 
-<<<<<<< HEAD
-constexpr std::string_view kSpace = " \t\r";
-
-std::vector<std::string_view> words(std::string_view line) {
-    std::vector<std::string_view> out;
-    std::size_t i = 0;
-    while (true) {
-        i = line.find_first_not_of(kSpace, i);
-        if (i == std::string_view::npos) {
-            return out;
-        }
-        const auto end = std::min(line.find_first_of(kSpace, i), line.size());
-        out.push_back(line.substr(i, end - i));
-        i = end;
-    }
-=======
-std::vector<std::string_view> split(std::string_view text, char sep) {
-    std::vector<std::string_view> parts;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const auto end = text.find(sep, start);
-        if (end == std::string_view::npos) {
-            parts.push_back(text.substr(start));
-            break;
-        }
-        parts.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return parts;
->>>>>>> plugstack
-}
-
 std::optional<std::uint32_t> parse_u32(std::string_view text) {
     std::uint32_t value = 0;
     if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != text.npos) {
