@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "config_file.hpp"
 
-#include "trusted_path.hpp"
+#include "trusted_files.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

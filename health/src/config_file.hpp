@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reading the shared config file for a program (thin system layer). The file
 // steers what a check runs as root, so it must be one that only root (or the
-// user running the program) can change (trusted_path.hpp); /dev/null reads as
+// user running the program) can change (trusted_files.hpp); /dev/null reads as
 // an empty config.
 #pragma once
 

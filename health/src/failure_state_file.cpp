@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "failure_state_file.hpp"
 
-#include "atomic_file.hpp"
 #include "failure_count.hpp"
+#include "trusted_files.hpp"
 
 #include <fmt/format.h>
 #include <fstream>

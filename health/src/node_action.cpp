@@ -3,7 +3,7 @@
 
 #include "failure_count.hpp"
 #include "failure_state_file.hpp"
-#include "trusted_path.hpp"
+#include "trusted_files.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>

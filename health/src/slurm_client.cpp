@@ -4,7 +4,7 @@
 #include "child_env.hpp"
 #include "slurm_text.hpp"
 #include "subprocess.hpp"
-#include "trusted_path.hpp"
+#include "trusted_files.hpp"
 
 #include <cstring>
 

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // slurm-jail-gpu-check: the quick GPU health check, run by slurmd as its
 // HealthCheckProgram. See man/slurm-jail-gpu-check.8.
-#include "atomic_file.hpp"
 #include "gpu_checks.hpp"
 #include "kernel_log.hpp"
 #include "nvml_probe.hpp"
 #include "report.hpp"
 #include "slurm_client.hpp"
-#include "trusted_path.hpp"
+#include "trusted_files.hpp"
 
 #include "node_check.hpp"
 #include "program_main.hpp"

@@ -7,7 +7,7 @@
 #include "nvml_probe.hpp"
 #include "slurm_client.hpp"
 #include "subprocess.hpp"
-#include "trusted_path.hpp"
+#include "trusted_files.hpp"
 
 #include "node_check.hpp"
 #include "program_main.hpp"

@@ -2,7 +2,7 @@
 #include "node_check.hpp"
 
 #include "node_action.hpp"
-#include "trusted_path.hpp"
+#include "trusted_files.hpp"
 
 #include <cstdlib>
 #include <fmt/format.h>

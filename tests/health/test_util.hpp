@@ -2,6 +2,8 @@
 // Helpers shared by the health tests.
 #pragma once
 
+#include "kit/temp_dir.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -30,20 +32,6 @@ inline std::string nccl_fixture(const std::string &name) {
     return read_file(fixtures() / "nccl" / name);
 }
 
-// A fresh temporary directory, removed with everything in it at scope end.
-class TempDir {
-  public:
-    TempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "sjh-test.XXXXXX").string();
-        path_ = ::mkdtemp(tmpl.data());
-    }
-    TempDir(const TempDir &) = delete;
-    TempDir &operator=(const TempDir &) = delete;
-    ~TempDir() { std::filesystem::remove_all(path_); }
-    const std::filesystem::path &path() const { return path_; }
-
-  private:
-    std::filesystem::path path_;
-};
+using kit::TempDir;
 
 } // namespace sjh::test

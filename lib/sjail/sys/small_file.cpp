@@ -2,9 +2,11 @@
 #include "sjail/sys/small_file.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace sjail {
 
@@ -49,18 +51,78 @@ std::string read_small_file(const std::string &path, std::size_t limit) {
     return text;
 }
 
-Status write_file_atomically(const std::string &path, const std::string &text) {
-    const std::string tmp = path + ".tmp";
-    (void)::unlink(tmp.c_str());
-    Fd fd(::open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!fd.valid() ||
-        ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-        return Status::from_errno("write " + tmp);
+namespace {
+
+// The directory a temp file for `path` goes in, and the temp name's template.
+std::pair<std::string, std::string> temp_place(const std::string &path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos) {
+        return {".", "./." + path + ".tmp.XXXXXX"};
+    }
+    const std::string dir = slash == 0 ? "/" : path.substr(0, slash);
+    return {dir, path.substr(0, slash + 1) + "." + path.substr(slash + 1) + ".tmp.XXXXXX"};
+}
+
+// Writes all of `text`, going on after short writes and interruptions.
+Status write_all(int fd, const std::string &shown, std::string_view text) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return Status::from_errno("write " + shown);
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    return {};
+}
+
+// Gives the temp file its mode and contents and puts them on disk.
+Status fill_temp(int fd, const std::string &tmp, std::string_view text, mode_t mode) {
+    if (::fchmod(fd, mode) != 0) {
+        return Status::from_errno("set the mode of " + tmp);
+    }
+    if (auto s = write_all(fd, tmp, text); !s.ok()) {
+        return s;
+    }
+    if (::fsync(fd) != 0) {
+        return Status::from_errno("fsync " + tmp);
+    }
+    return {};
+}
+
+// Makes the rename itself durable; a directory that cannot be synced changes nothing.
+void sync_directory(const std::string &dir) {
+    const Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dfd.valid()) {
+        (void)::fsync(dfd.get());
+    }
+}
+
+} // namespace
+
+Status write_file_atomically(const std::string &path, std::string_view text, mode_t mode) {
+    auto [dir, tmp] = temp_place(path);
+    // A fresh name (O_EXCL): nothing planted at a guessable name is followed,
+    // and two writers of the same file never share a temp file.
+    Fd fd(::mkostemp(tmp.data(), O_CLOEXEC));
+    if (!fd.valid()) {
+        return Status::from_errno("create a temp file in " + dir + " to replace " + path +
+                                  " (the directory must exist and be writable)");
+    }
+    if (auto s = fill_temp(fd.get(), tmp, text, mode); !s.ok()) {
+        (void)::unlink(tmp.c_str());
+        return s;
     }
     fd.reset();
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        return Status::from_errno("rename " + tmp);
+        const int err = errno;
+        (void)::unlink(tmp.c_str());
+        return Status::from_errno("rename " + tmp + " over " + path, err);
     }
+    sync_directory(dir);
     return {};
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 
 namespace sjail {
@@ -25,7 +26,11 @@ Status read_whole_file(int fd, const std::string &shown, std::string &text,
 // regular file, cannot be read or is larger than `limit` bytes.
 std::string read_small_file(const std::string &path, std::size_t limit = 65536);
 
-// Replaces `path` by a new file holding `text` (write to PATH.tmp, rename).
-Status write_file_atomically(const std::string &path, const std::string &text);
+// Replaces `path` by a new file holding `text` with mode `mode`: writes a
+// temp file under a fresh name (mkostemp) in the same directory, fsyncs it,
+// renames it over `path` (a symlink there is replaced, never followed) and
+// fsyncs the directory. Readers see the old file or the new one, never a part.
+[[nodiscard]] Status write_file_atomically(const std::string &path, std::string_view text,
+                                           mode_t mode = 0600);
 
 } // namespace sjail

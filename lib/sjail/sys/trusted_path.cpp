@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <vector>
 
@@ -44,13 +45,6 @@ Status check_file(const std::string &shown, const struct stat &st) {
     return check_root_owned(shown, st.st_uid, st.st_mode);
 }
 
-Status check_dir(const std::string &shown, const struct stat &st) {
-    if (!S_ISDIR(st.st_mode)) {
-        return Status::failure(shown + " is not a directory");
-    }
-    return check_root_owned(shown, st.st_uid, st.st_mode);
-}
-
 // Reopens the O_PATH file `name` in `dir` for reading, insisting on the same inode.
 Status reopen_for_reading(int dir, const std::string &name, const std::string &shown,
                           TrustedOpen &out) {
@@ -67,10 +61,42 @@ Status reopen_for_reading(int dir, const std::string &name, const std::string &s
     return {};
 }
 
+// The facts the trust rules judge; the mount is looked at only when the policy asks.
+PathFacts facts_of(int fd, const struct stat &st, const TrustPolicy &policy) {
+    struct statvfs vfs {};
+    const bool read_only =
+        policy.read_only_mounts && ::fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY) != 0;
+    return {st.st_uid, st.st_mode, read_only};
+}
+
+// Applies `policy` to one component; a refusal also says which one and why in `out`.
+Status check_component(int fd, const std::string &shown, const struct stat &st,
+                       const TrustPolicy &policy, PathRole role, TrustedOpen &out) {
+    const auto facts = facts_of(fd, st, policy);
+    auto status = check_trusted(shown, facts, policy, role);
+    if (!status.ok()) {
+        out.shown = shown;
+        out.refused_because = untrusted_because(facts, policy, role);
+    }
+    return status;
+}
+
+PathRole final_role(TrustedKind want) {
+    switch (want) {
+    case TrustedKind::File:
+        return PathRole::file_to_use;
+    case TrustedKind::PassedDirectory:
+        return PathRole::directory_on_the_way;
+    case TrustedKind::Directory:
+        break;
+    }
+    return PathRole::directory_to_write;
+}
+
 } // namespace
 
 Status open_trusted(int root, std::string_view shown_root, std::string_view path, TrustedKind want,
-                    TrustedOpen &out, bool for_reading) {
+                    TrustedOpen &out, bool for_reading, const TrustPolicy &policy) {
     out = TrustedOpen{};
     std::vector<Fd> dirs;
     dirs.emplace_back(::fcntl(root, F_DUPFD_CLOEXEC, 0));
@@ -102,6 +128,7 @@ Status open_trusted(int root, std::string_view shown_root, std::string_view path
             open_below(dirs.back().get(), comp.c_str(), O_PATH | O_NOFOLLOW, Resolve::Beneath);
         if (!next.valid()) {
             out.missing = errno == ENOENT;
+            out.error = errno;
             return Status::from_errno(shown);
         }
         struct stat st {};
@@ -111,12 +138,15 @@ Status open_trusted(int root, std::string_view shown_root, std::string_view path
         if (S_ISLNK(st.st_mode)) {
             // Its directory was checked on the way in, so only root made it,
             // unless it is owned by someone else (made before a chown).
-            if (st.st_uid != 0) {
-                return Status::failure(shown + " is a symlink owned by uid " +
-                                       std::to_string(st.st_uid) +
-                                       ", not root; the plugin never follows a user's symlink");
+            if (st.st_uid != 0 && st.st_uid != policy.caller) {
+                out.shown = shown;
+                out.refused_because = "is owned by uid " + std::to_string(st.st_uid);
+                return Status::failure(
+                    shown + " is a symlink owned by uid " + std::to_string(st.st_uid) + ", not " +
+                    trusted_owners(policy.caller) + "; the plugin never follows a user's symlink");
             }
             if (++links > kMaxSymlinks) {
+                out.error = ELOOP;
                 return Status::failure(shown + ": too many levels of symbolic links");
             }
             std::string target;
@@ -132,16 +162,17 @@ Status open_trusted(int root, std::string_view shown_root, std::string_view path
             continue;
         }
         const bool last = todo.empty();
-        if (!last || want == TrustedKind::Directory) {
-            if (auto s = check_dir(shown, st); !s.ok()) {
-                return s;
-            }
-            if (!last) {
-                dirs.push_back(std::move(next));
-                continue;
-            }
-        } else if (auto s = check_file(shown, st); !s.ok()) {
+        if (!last && !S_ISDIR(st.st_mode)) {
+            out.error = ENOTDIR;
+            return Status::failure(shown + " is not a directory");
+        }
+        const auto role = last ? final_role(want) : PathRole::directory_on_the_way;
+        if (auto s = check_component(next.get(), shown, st, policy, role, out); !s.ok()) {
             return s;
+        }
+        if (!last) {
+            dirs.push_back(std::move(next));
+            continue;
         }
         out.fd = std::move(next);
         out.st = st;
@@ -157,10 +188,11 @@ Status open_trusted(int root, std::string_view shown_root, std::string_view path
     if (::fstat(dirs.front().get(), &st) != 0) {
         return Status::from_errno("fstat " + shown);
     }
-    if (want != TrustedKind::Directory) {
+    if (want == TrustedKind::File) {
         return Status::failure(shown + " is a directory, not a file");
     }
-    if (auto s = check_dir(shown, st); !s.ok()) {
+    if (auto s = check_component(dirs.front().get(), shown, st, policy, final_role(want), out);
+        !s.ok()) {
         return s;
     }
     out.fd = std::move(dirs.front());
@@ -170,7 +202,7 @@ Status open_trusted(int root, std::string_view shown_root, std::string_view path
 }
 
 Status open_trusted_on_node(std::string_view path, TrustedKind want, TrustedOpen &out,
-                            bool for_reading) {
+                            bool for_reading, const TrustPolicy &policy) {
     const Fd slash(::open("/", O_PATH | O_CLOEXEC | O_DIRECTORY));
     if (!slash.valid()) {
         return Status::from_errno("open /");
@@ -179,10 +211,11 @@ Status open_trusted_on_node(std::string_view path, TrustedKind want, TrustedOpen
     if (::fstat(slash.get(), &st) != 0) {
         return Status::from_errno("fstat /");
     }
-    if (auto s = check_dir("/", st); !s.ok()) {
+    if (auto s = check_component(slash.get(), "/", st, policy, PathRole::directory_on_the_way, out);
+        !s.ok()) {
         return s;
     }
-    return open_trusted(slash.get(), "", path, want, out, for_reading);
+    return open_trusted(slash.get(), "", path, want, out, for_reading, policy);
 }
 
 Status open_in_dir(int dir, const std::string &dir_shown, const std::string &name,

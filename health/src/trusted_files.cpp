@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "trusted_path.hpp"
+#include "trusted_files.hpp"
 
 #include "child_env.hpp"
+#include "sjail/sys/small_file.hpp"
+#include "sjail/sys/trusted_path.hpp"
 #include "text.hpp"
 
 #include <cerrno>
@@ -10,13 +12,10 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace sjh {
 namespace {
-
-constexpr int kMaxSymlinks = 40; // as the kernel's MAXSYMLINKS
 
 // The components that lead somewhere: no empty ones, no ".".
 std::deque<std::string> components(std::string_view path, char delim = '/') {
@@ -29,11 +28,6 @@ std::deque<std::string> components(std::string_view path, char delim = '/') {
     return out;
 }
 
-std::string parent_of(const std::string &path) {
-    const auto slash = path.rfind('/');
-    return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-}
-
 [[noreturn]] void refuse(const std::string &given, const std::string &component,
                          const std::string &why) {
     const auto caller = static_cast<unsigned>(::geteuid());
@@ -41,19 +35,20 @@ std::string parent_of(const std::string &path) {
         "refusing '{}': '{}' {}; what a check uses as {} must be owned by {}, like every "
         "directory above it, and not writable by group or others",
         given, component, why, caller == 0 ? "root" : fmt::format("uid {}", caller),
-        trusted_owners(caller)));
+        sjail::trusted_owners(caller)));
 }
 
-void check(const std::string &given, const std::string &component, const struct stat &st,
-           PathRole role) {
-    struct statvfs vfs {};
-    const bool read_only = !S_ISLNK(st.st_mode) && ::statvfs(component.c_str(), &vfs) == 0 &&
-                           (vfs.f_flag & ST_RDONLY) != 0;
-    const auto why = untrusted_because({st.st_uid, st.st_mode, read_only},
-                                       static_cast<unsigned>(::geteuid()), role);
-    if (!why.empty()) {
-        refuse(given, component, why);
+sjail::TrustedKind kind_for(PathRole role) {
+    switch (role) {
+    case PathRole::file_to_use:
+        return sjail::TrustedKind::File;
+    case PathRole::directory_to_write:
+        return sjail::TrustedKind::Directory;
+    case PathRole::directory_on_the_way:
+    case PathRole::symlink:
+        break;
     }
+    return sjail::TrustedKind::PassedDirectory;
 }
 
 } // namespace
@@ -61,49 +56,20 @@ void check(const std::string &given, const std::string &component, const struct 
 FoundPath find_trusted(const std::string &path, PathRole role) {
     const auto absolute =
         path.starts_with('/') ? path : std::filesystem::current_path().string() + "/" + path;
-    auto todo = components(absolute);
-    std::string at = "/";
-    struct stat st {};
-    if (::lstat("/", &st) != 0) {
-        return {"", errno};
+    const auto policy = sjail::checks_policy(static_cast<unsigned>(::geteuid()));
+    sjail::TrustedOpen opened;
+    const auto status =
+        sjail::open_trusted_on_node(absolute, kind_for(role), opened, false, policy);
+    if (!opened.refused_because.empty()) {
+        refuse(path, opened.shown, opened.refused_because);
     }
-    check(path, at, st, PathRole::directory_on_the_way);
-    int links = 0;
-    while (!todo.empty()) {
-        const std::string name = todo.front();
-        todo.pop_front();
-        if (name == "..") {
-            at = parent_of(at);
-            continue;
-        }
-        const std::string next = at == "/" ? "/" + name : at + "/" + name;
-        if (::lstat(next.c_str(), &st) != 0) {
-            return {"", errno};
-        }
-        if (S_ISLNK(st.st_mode)) {
-            check(path, next, st, PathRole::symlink);
-            if (++links > kMaxSymlinks) {
-                return {"", ELOOP};
-            }
-            std::error_code ec;
-            const auto target = std::filesystem::read_symlink(next, ec).string();
-            if (ec) {
-                return {"", ec.value()};
-            }
-            auto parts = components(target);
-            todo.insert(todo.begin(), parts.begin(), parts.end());
-            if (target.starts_with('/')) {
-                at.assign(1, '/'); // not at = "/": GCC 12 warns falsely (-Wrestrict)
-            }
-            continue;
-        }
-        if (!todo.empty() && !S_ISDIR(st.st_mode)) {
-            return {"", ENOTDIR};
-        }
-        check(path, next, st, todo.empty() ? role : PathRole::directory_on_the_way);
-        at = next;
+    if (opened.error != 0) {
+        return {"", opened.error};
     }
-    return {at, 0};
+    if (!status.ok()) {
+        throw UntrustedPath(fmt::format("refusing '{}': {}", path, status.message()));
+    }
+    return {opened.shown, 0};
 }
 
 FoundPath find_trusted_program(const std::string &name) {
@@ -161,6 +127,12 @@ void make_state_dir(const std::string &dir) {
             throw std::runtime_error(fmt::format("state directory '{}': {}", at,
                                                  std::generic_category().message(found.error)));
         }
+    }
+}
+
+void write_file_atomically(const std::string &path, std::string_view contents, unsigned mode) {
+    if (auto s = sjail::write_file_atomically(path, contents, static_cast<mode_t>(mode)); !s.ok()) {
+        throw std::runtime_error(s.message());
     }
 }
 

@@ -2,7 +2,7 @@
 // The path walk that decides what a check may run, load, read and write as
 // root, on real files with real owners (chown needs root, as CI runs).
 #include "test_util.hpp"
-#include "trusted_path.hpp"
+#include "trusted_files.hpp"
 
 #include <cerrno>
 #include <cstdlib>

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // Finding the files a check runs, loads, reads and writes as root so that no
-// other user can steer it: a path is followed component by component as the
-// kernel would, and refused as soon as a directory, symlink or the file could
-// have been changed by someone else (trust_rules.hpp). Thin system layer.
+// other user can steer it. Each path goes through the jail library's
+// trusted-path resolver (sjail/sys/trusted_path.hpp) under the checks'
+// policy (sjail/core/trust_rules.hpp): a path is followed component by
+// component, and refused as soon as a directory, symlink or the file could
+// have been changed by someone other than root or the user running the check.
 #pragma once
 
-#include "trust_rules.hpp"
+#include "sjail/core/trust_rules.hpp"
 
 #include <stdexcept>
 #include <string>
 
 namespace sjh {
+
+using sjail::PathRole;
 
 // A path that another user could have changed. what() names the path, the
 // component and why, and the fix.
@@ -42,5 +46,10 @@ bool check_state_dir(const std::string &dir);
 
 // The same, creating missing directories (mode 0755) below trusted ones.
 void make_state_dir(const std::string &dir);
+
+// Replaces `path` atomically (sjail::write_file_atomically); throws
+// std::runtime_error naming the path, the cause and the fix.
+void write_file_atomically(const std::string &path, std::string_view contents,
+                           unsigned mode = 0644);
 
 } // namespace sjh

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "trust_rules.hpp"
+#include "sjail/core/trust_rules.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-namespace sjh {
+namespace sjail {
 namespace {
 
 constexpr unsigned kDir = S_IFDIR;
@@ -73,5 +73,40 @@ TEST(TrustRules, TheTypeMustFitTheRole) {
     EXPECT_EQ(why(0, S_IFCHR | 0666, PathRole::file_to_use), "is not a regular file");
 }
 
+TEST(TrustRules, ThePluginsPolicyTrustsRootAlone) {
+    // Run as root, the checks' policy and the plugin's differ only in sticky
+    // directories and read-only mounts, which the plugin never passes.
+    EXPECT_EQ(untrusted_because({0, kDir | 0755, false}, kRootOnly, PathRole::directory_on_the_way),
+              "");
+    EXPECT_EQ(
+        untrusted_because({0, kDir | 01777, false}, kRootOnly, PathRole::directory_on_the_way),
+        "is writable by group or others (mode 1777)");
+    EXPECT_EQ(untrusted_because({0, kDir | 0777, true}, kRootOnly, PathRole::directory_on_the_way),
+              "is writable by group or others (mode 0777)");
+    EXPECT_EQ(untrusted_because({kUser, kLink | 0777, false}, kRootOnly, PathRole::symlink),
+              "is owned by uid 1000");
+    EXPECT_EQ(untrusted_because({0, kLink | 0777, false}, kRootOnly, PathRole::symlink), "");
+}
+
+TEST(TrustRules, AStatusNamesThePathTheCauseAndTheFix) {
+    EXPECT_TRUE(
+        check_trusted("/j", {0, kDir | 0755, false}, kRootOnly, PathRole::directory_on_the_way)
+            .ok());
+    EXPECT_EQ(
+        check_trusted("/j", {kUser, kDir | 0755, false}, kRootOnly, PathRole::directory_to_write)
+            .message(),
+        "/j is owned by uid 1000, not root; run: chown root:root /j");
+    EXPECT_EQ(
+        check_trusted("/j/f", {0, kFile | 0664, false}, kRootOnly, PathRole::file_to_use).message(),
+        "/j/f is writable by group or others; run: chmod go-w /j/f");
+    EXPECT_EQ(
+        check_trusted("/j/f", {0, kDir | 0755, false}, kRootOnly, PathRole::file_to_use).message(),
+        "/j/f is not a regular file");
+    EXPECT_EQ(check_trusted("/j/f", {2000, kFile | 0644, false}, checks_policy(kUser),
+                            PathRole::file_to_use)
+                  .message(),
+              "/j/f is owned by uid 2000, not root or uid 1000; run: chown root:root /j/f");
+}
+
 } // namespace
-} // namespace sjh
+} // namespace sjail
