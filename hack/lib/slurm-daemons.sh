@@ -116,6 +116,19 @@ in_held_namespace() {
     fi
 }
 
+# record_jail_namespaces DIR NSFILE: add chroot.so's namespaces, read in
+# DIR's held namespace, to DIR/namespaces: the node's (NSFILE, from
+# state=STATE: STATE/ns), each job's views (slurmstepd's thread joins one, the
+# tasks the other) and each job's PID namespace (its init), so that
+# kill_namespace_members ends job steps and jobs' inits too.
+record_jail_namespaces() {
+    local dir=$1 nsfile=$2
+    [ -f "$dir/holder.pid" ] || return 0
+    # shellcheck disable=SC2016 # expanded by the inner sh
+    in_held_namespace "$dir" sh -c 'stat -L -c %i "$1" "$2"/*/stepd "$2"/*/tasks "$2"/*/pid' sh \
+        "$nsfile" "$(dirname "$nsfile")/jobs" >>"$dir/namespaces" 2>/dev/null || true
+}
+
 # kill_namespace_members DIR: KILL every process whose mount or PID namespace
 # is listed in DIR/namespaces (the holder, the daemons, job steps). Works
 # from the ids recorded at start, so it also cleans up after a killed run.

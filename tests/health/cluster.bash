@@ -104,13 +104,7 @@ _in_cluster_ns() { in_held_namespace "$SJH_CLUSTER" "$@"; }
 _kill_namespace() {
     [ -f "$SJH_CLUSTER/namespaces" ] || return 0
     if [ -n "${SJH_JAIL_NS_FILE:-}" ]; then
-        local jobs
-        jobs=$(dirname "$SJH_JAIL_NS_FILE")/jobs
-        # The jobs' views (slurmstepd's thread joins one, the tasks the
-        # other), and their PID namespaces: the inits.
-        # shellcheck disable=SC2016 # expanded by the inner sh
-        _in_cluster_ns sh -c 'stat -L -c %i "$1" "$2"/*/stepd "$2"/*/tasks "$2"/*/pid' sh \
-            "$SJH_JAIL_NS_FILE" "$jobs" >>"$SJH_CLUSTER/namespaces" 2>/dev/null || true
+        record_jail_namespaces "$SJH_CLUSTER" "$SJH_JAIL_NS_FILE"
     fi
     kill_namespace_members "$SJH_CLUSTER"
 }

@@ -134,11 +134,13 @@ node_up() {
     in_node stat -L -c %i /run/slurm-jail/ns >>"$SMOKE/namespaces"
 }
 
-# Every process in the node's mount namespace or in its jail namespace
-# (slurmstepd moves itself into the latter) is killed, by the namespace ids
-# recorded at start, so a run that was killed is cleaned up too.
+# Every process in the node's mount namespace, in its jail namespace
+# (slurmstepd moves itself into the latter) or in a job's namespaces (a job's
+# init) is killed, by the namespace ids recorded at start and read now, so a
+# run that was killed is cleaned up too.
 node_down() {
     [ -d "$SMOKE" ] || return 0
+    record_jail_namespaces "$SMOKE" /run/slurm-jail/ns
     kill_namespace_members "$SMOKE"
     rm -rf "$SMOKE"
 }
