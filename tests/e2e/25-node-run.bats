@@ -19,7 +19,7 @@ teardown() {
 }
 
 # A new chroot.so installed by rename: every node rebuilds its view at its
-# next step (see 06-node-changes.bats).
+# next step (see 11-node-changes.bats).
 reinstall_plugin() {
     local f
     for f in "$STATE/plugins/chroot.so" "$JAIL/usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so"; do

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
-# Where did a user's code run? Shared by 06-no-host-root.bats and
-# 06-node-changes.bats (after helpers.bash).
+# Where did a user's code run? Shared by 10-no-host-root.bats and
+# 11-node-changes.bats (after helpers.bash).
 #
 # Two drop directories, writable by everyone: HOST_DROP exists only on the
 # node's own root (the machine's /var/tmp, which every node shares), JAIL_DROP

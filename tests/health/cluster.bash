@@ -17,6 +17,10 @@
 #                    job steps left in that namespace, and every job's init
 #                    and slurmstepd (in the job's namespaces, state=DIR/jobs/),
 #                    are killed at the end too
+# Starting, waiting for and stopping the daemons: hack/lib/slurm-daemons.sh.
+
+# shellcheck source=hack/lib/slurm-daemons.sh
+. "${SLURM_JAIL_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/hack/lib/slurm-daemons.sh"
 
 # cluster_start [DIR]: DIR (default: a new temp dir) holds everything.
 cluster_start() {
@@ -26,65 +30,56 @@ cluster_start() {
     chmod 0755 "$d"
     mkdir -p "$d/etc" "$d/state" "$d/spool/n1" "$d/log" "$d/munge"
     chown munge:munge "$d/munge"
-    mungekey -c -f -k "$d/munge.key"
-    chown munge:munge "$d/munge.key"
-    chmod 0400 "$d/munge.key"
+    make_munge_key "$d/munge.key"
     if [ "${SJH_PRIVATE_NS:-0}" = 1 ]; then
-        unshare --mount --propagation slave sleep infinity &
-        echo $! >"$d/holder.pid"
-        sleep 0.2
-        stat -L -c %i "/proc/$!/ns/mnt" >"$d/namespaces"
+        hold_mount_namespace "$d"
     fi
-    _in_cluster_ns runuser -u munge -- /usr/sbin/munged --key-file="$d/munge.key" \
-        --socket="$d/munge/munge.socket" --pid-file="$d/munge/munged.pid" \
-        --log-file="$d/munge/munged.log" --seed-file="$d/munge/seed" --force || {
+    launch_munged _in_cluster_ns "$d/munge.key" "$d/munge/munge.socket" "$d/munge/munged.pid" \
+        "$d/munge/munged.log" "$d/munge/seed" --force || {
         echo "munged did not start" >&2
         return 1
     }
-    local host
+    _write_slurm_conf "$d"
+    printf '%s\n' "${SJH_PLUGSTACK:-}" >"$d/etc/plugstack.conf"
+    export SLURM_CONF=$d/etc/slurm.conf
+    launch_slurm_daemon _in_cluster_ns slurmctld "$d/etc/slurm.conf"
+    launch_slurm_daemon _in_cluster_ns slurmd "$d/etc/slurm.conf" -N n1
+    poll_until 20 0.2 _n1_up && return 0
+    echo "cluster did not come up; logs in $d/log" >&2
+    tail -n 20 "$d/log/"*.log >&2 || true
+    return 1
+}
+
+# _write_slurm_conf DIR: DIR/etc/slurm.conf
+_write_slurm_conf() {
+    local d=$1 host
     host=$(hostname)
-    cat >"$d/etc/slurm.conf" <<CONF
+    {
+        cat <<CONF
 ClusterName=sjhtest
 SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=17817
 SlurmdPort=17818
-SlurmUser=root
-AuthType=auth/munge
+CONF
+        slurm_conf_common "$d/etc/plugstack.conf" "$d/spool/%n"
+        cat <<CONF
 AuthInfo=socket=$d/munge/munge.socket
 CredType=cred/munge
 StateSaveLocation=$d/state
-SlurmdSpoolDir=$d/spool/%n
 SlurmctldPidFile=$d/slurmctld.pid
 SlurmdPidFile=$d/slurmd-%n.pid
 SlurmctldLogFile=$d/log/slurmctld.log
 SlurmdLogFile=$d/log/slurmd-%n.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-MailProg=/bin/true
-ReturnToService=2
 SlurmdTimeout=30
-PlugStackConfig=$d/etc/plugstack.conf
 ${SJH_EXTRA_CONF:-}
 NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=17818 CPUs=1 State=UNKNOWN ${SJH_N1_EXTRA:-}
 NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=17899 CPUs=1 State=UNKNOWN
 PartitionName=main Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
 CONF
-    printf '%s\n' "${SJH_PLUGSTACK:-}" >"$d/etc/plugstack.conf"
-    export SLURM_CONF=$d/etc/slurm.conf
-    _in_cluster_ns slurmctld -f "$d/etc/slurm.conf"
-    _in_cluster_ns slurmd -f "$d/etc/slurm.conf" -N n1
-
-    for _ in $(seq 1 100); do
-        if sinfo -h -n n1 -o '%T' 2>/dev/null | grep -qE '^(idle|drained|draining|mixed)'; then
-            return 0
-        fi
-        sleep 0.2
-    done
-    echo "cluster did not come up; logs in $d/log" >&2
-    tail -n 20 "$d/log/"*.log >&2 || true
-    return 1
+    } >"$d/etc/slurm.conf"
 }
+
+_n1_up() { sinfo -h -n n1 -o '%T' 2>/dev/null | grep -qE '^(idle|drained|draining|mixed)'; }
 
 # node state and reason as sinfo shows them, without the not-responding '*'
 # that follows every drain/resume until slurmctld's next ping:
@@ -94,66 +89,32 @@ node_info() { sinfo -h -N -n "$1" -o '%T|%E' | sed 's/^\([a-z]*\)\*|/\1|/'; }
 # wait_state NODE REGEX: until sinfo's state for NODE matches (max 20 s)
 wait_state() {
     local node=$1 want=$2
-    for _ in $(seq 1 100); do
-        [[ "$(sinfo -h -N -n "$node" -o '%T')" =~ ^($want)$ ]] && return 0
-        sleep 0.2
-    done
+    poll_until 20 0.2 _state_is "$node" "$want" && return 0
     echo "node $node is $(node_info "$node"), wanted $want" >&2
     return 1
 }
 
-# Runs a command in the daemons' mount namespace (or here without one).
-_in_cluster_ns() {
-    if [ -f "$SJH_CLUSTER/holder.pid" ]; then
-        nsenter --target "$(cat "$SJH_CLUSTER/holder.pid")" --mount -- "$@"
-    else
-        "$@"
-    fi
-}
+_state_is() { [[ "$(sinfo -h -N -n "$1" -o '%T')" =~ ^($2)$ ]]; }
 
-_kill_pidfile() {
-    local f=$1 pid
-    [ -f "$f" ] || return 0
-    pid=$(cat "$f")
-    [ -n "$pid" ] || return 0
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do
-        kill -0 "$pid" 2>/dev/null || return 0
-        sleep 0.1
-    done
-    kill -9 "$pid" 2>/dev/null || true
-}
+# Runs a command in the daemons' mount namespace (or here without one).
+_in_cluster_ns() { in_held_namespace "$SJH_CLUSTER" "$@"; }
 
 # Every process left in the private namespace (job steps), by the namespace
 # recorded at start, then the holder itself.
 _kill_namespace() {
     [ -f "$SJH_CLUSTER/namespaces" ] || return 0
     if [ -n "${SJH_JAIL_NS_FILE:-}" ]; then
-        local jobs
-        jobs=$(dirname "$SJH_JAIL_NS_FILE")/jobs
-        # The jobs' views (slurmstepd's thread joins one, the tasks the
-        # other), and their PID namespaces: the inits.
-        # shellcheck disable=SC2016 # expanded by the inner sh
-        _in_cluster_ns sh -c 'stat -L -c %i "$1" "$2"/*/stepd "$2"/*/tasks "$2"/*/pid' sh \
-            "$SJH_JAIL_NS_FILE" "$jobs" >>"$SJH_CLUSTER/namespaces" 2>/dev/null || true
+        record_jail_namespaces "$SJH_CLUSTER" "$SJH_JAIL_NS_FILE"
     fi
-    local pid ns
-    for pid in /proc/[0-9]*; do
-        pid=${pid#/proc/}
-        ns=$(stat -L -c %i "/proc/$pid/ns/mnt" "/proc/$pid/ns/pid" 2>/dev/null) || continue
-        if grep -qxFf "$SJH_CLUSTER/namespaces" <<<"$ns"; then
-            kill -9 "$pid" 2>/dev/null || true
-        fi
-    done
-    sleep 0.3
+    kill_namespace_members "$SJH_CLUSTER"
 }
 
 cluster_stop() {
     [ -n "${SJH_CLUSTER:-}" ] && [ -d "$SJH_CLUSTER" ] || return 0
     local d=$SJH_CLUSTER
-    _kill_pidfile "$d/slurmd-n1.pid"
-    _kill_pidfile "$d/slurmctld.pid"
-    _kill_pidfile "$d/munge/munged.pid"
+    stop_pidfile "$d/slurmd-n1.pid" 5
+    stop_pidfile "$d/slurmctld.pid" 5
+    stop_pidfile "$d/munge/munged.pid" 5
     _kill_namespace
     rm -rf "$d"
     unset SJH_CLUSTER

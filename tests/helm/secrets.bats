@@ -3,9 +3,9 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2154,SC2016 # variables come from helpers.bash (bats `load`); single-quoted $ are literal patterns and in-container scripts
 # Secret stability: the munge key, SSH host keys and MariaDB passwords are
 # generated once and then re-rendered unchanged on every upgrade. Helm's
-# `lookup` reads the Secrets already in the cluster; here a fake API server
-# (tests/helm/lib/fake-apiserver.js) plays the cluster, and `helm template
-# --dry-run=server` makes helm call it exactly as `helm upgrade` would.
+# `lookup` reads the Secrets already in the cluster; here kube-run's read-only
+# API server (hack/lib/kube-run/apiserver.js) plays the cluster, and `helm
+# template --dry-run=server` makes helm call it exactly as `helm upgrade` would.
 
 load helpers
 
@@ -41,7 +41,7 @@ secret() {
 # cluster SECRET_JSON...: start the fake API server holding these Secrets.
 cluster() {
     printf '%s\n' "$@" | jq -s . >"$d/secrets.json"
-    node "$root/tests/helm/lib/fake-apiserver.js" "$d/secrets.json" "$d/port" "$d/requests.log" &
+    node "$root/hack/lib/kube-run/apiserver.js" "$d/secrets.json" "$d/port" "$d/requests.log" &
     echo $! >"$d/pid"
     for _ in $(seq 50); do [ -s "$d/port" ] && break; sleep 0.1; done
     [ -s "$d/port" ] || fail "fake API server did not start"

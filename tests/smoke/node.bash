@@ -3,7 +3,8 @@
 # all inside a private mount namespace held by a `sleep` process, so the
 # host's /etc/slurm, /run/munge and spool are never touched.
 # Sourced by smoke.bats. The slurm.conf basics, the plugin's paths and the
-# test user's setup come from the local cluster's own library.
+# test user's setup come from the local cluster's own library; starting,
+# waiting for and stopping the daemons from hack/lib/slurm-daemons.sh.
 
 LC_ROOT=$SLURM_JAIL_ROOT
 # shellcheck source=hack/lib/local-cluster/common.sh
@@ -12,6 +13,8 @@ LC_ROOT=$SLURM_JAIL_ROOT
 . "$SLURM_JAIL_ROOT/hack/lib/local-cluster/config.sh"
 # shellcheck source=hack/lib/local-cluster/jail.sh
 . "$SLURM_JAIL_ROOT/hack/lib/local-cluster/jail.sh"
+# shellcheck source=hack/lib/slurm-daemons.sh
+. "$SLURM_JAIL_ROOT/hack/lib/slurm-daemons.sh"
 
 SMOKE=/var/lib/slurm-jail-smoke
 SMOKE_USER=sjsmoke
@@ -96,25 +99,18 @@ setup_namespace() {
 }
 
 start_daemons() {
-    mungekey -c -f -k "$SMOKE/munge.key"
-    chown munge:munge "$SMOKE/munge.key"
-    chmod 0400 "$SMOKE/munge.key"
+    make_munge_key "$SMOKE/munge.key"
     install -d -o munge -g munge "$SMOKE/munge"
-    in_node runuser -u munge -- /usr/sbin/munged --key-file="$SMOKE/munge.key" \
-        --socket=/run/munge/munge.socket.2 --pid-file="$SMOKE/munge/munged.pid" \
-        --log-file="$SMOKE/munge/munged.log" --seed-file="$SMOKE/munge/munged.seed"
-    in_node slurmctld -f /etc/slurm/slurm.conf
-    in_node slurmd -N smoke1 -f /etc/slurm/slurm.conf
+    launch_munged in_node "$SMOKE/munge.key" /run/munge/munge.socket.2 \
+        "$SMOKE/munge/munged.pid" "$SMOKE/munge/munged.log" "$SMOKE/munge/munged.seed"
+    launch_slurm_daemon in_node slurmctld /etc/slurm/slurm.conf
+    launch_slurm_daemon in_node slurmd /etc/slurm/slurm.conf -N smoke1
 }
 
-wait_ready() {
+node_idle() { in_node sinfo -h -o '%T' 2>/dev/null | grep -qx idle; }
 
-    for _ in $(seq 1 100); do
-        if in_node sinfo -h -o '%T' 2>/dev/null | grep -qx idle; then
-            return 0
-        fi
-        sleep 0.1
-    done
+wait_ready() {
+    poll_until 10 0.1 node_idle && return 0
     echo "node did not become idle; slurmd log:" >&2
     tail -20 "$SMOKE/log/slurmd.log" >&2
     return 1
@@ -129,10 +125,7 @@ node_up() {
     mkdir -p /var/lib/slurm-jail/tmp
     create_user
     write_smoke_conf
-    unshare --mount --propagation slave sleep infinity &
-    echo $! >"$SMOKE/holder.pid"
-    sleep 0.2
-    stat -L -c %i "/proc/$!/ns/mnt" >"$SMOKE/namespaces"
+    hold_mount_namespace "$SMOKE"
     local tarball
     tarball=$("$SLURM_JAIL_ROOT/hack/jail-rootfs")
     setup_namespace "$tarball"
@@ -141,24 +134,13 @@ node_up() {
     in_node stat -L -c %i /run/slurm-jail/ns >>"$SMOKE/namespaces"
 }
 
-# Kills every process in the node's mount namespace or in its jail namespace
-# (slurmstepd moves itself into the latter). Works from the namespace ids
-# recorded at start, so it also cleans up after a run that was killed.
-kill_node_processes() {
-    [ -f "$SMOKE/namespaces" ] || return 0
-    local pid ns
-    for pid in /proc/[0-9]*; do
-        pid=${pid#/proc/}
-        ns=$(stat -L -c %i "/proc/$pid/ns/mnt" 2>/dev/null) || continue
-        if grep -qx "$ns" "$SMOKE/namespaces"; then
-            kill -9 "$pid" 2>/dev/null || true
-        fi
-    done
-}
-
+# Every process in the node's mount namespace, in its jail namespace
+# (slurmstepd moves itself into the latter) or in a job's namespaces (a job's
+# init) is killed, by the namespace ids recorded at start and read now, so a
+# run that was killed is cleaned up too.
 node_down() {
     [ -d "$SMOKE" ] || return 0
-    kill_node_processes
-    sleep 0.3
+    record_jail_namespaces "$SMOKE" /run/slurm-jail/ns
+    kill_namespace_members "$SMOKE"
     rm -rf "$SMOKE"
 }

@@ -4,7 +4,16 @@
 // the chart's `lookup` calls see the objects kube-run has applied, as on
 // `helm upgrade` (kept Secrets stay the same). Discovery plus GET of single
 // objects; everything else is 404. Listens on 127.0.0.1 only.
+//
+// kube-run uses it as a module. The chart tests run it on its own, holding
+// objects read from a file (no kube-apiserver can be had there):
+//
+//   node apiserver.js OBJECTS.json PORTFILE LOG
+//     OBJECTS.json: array of Kubernetes objects (metadata.namespace set)
+//     PORTFILE: the port it listens on (127.0.0.1) is written here
+//     LOG: one line per request ("GET /path status")
 
+const fs = require('fs');
 const http = require('http');
 
 // resource name -> [group ('' for core), kind]
@@ -50,11 +59,12 @@ function route(path, find) {
   return notFound(path);
 }
 
-// serve(FIND) -> Promise<{port, close()}>
-function serve(find) {
+// serve(FIND, LOG) -> Promise<{port, close()}>; LOG(method, path, status), if given, sees every request.
+function serve(find, log) {
   const server = http.createServer((req, res) => {
     const path = req.url.split('?')[0];
     const [code, body] = req.method === 'GET' ? route(path, find) : [405, { kind: 'Status', code: 405 }];
+    if (log) log(req.method, path, code);
     res.writeHead(code, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify(body));
   });
@@ -72,5 +82,20 @@ contexts: [{name: kube-run, context: {cluster: kube-run, user: kube-run, namespa
 current-context: kube-run
 `;
 }
+
+// findIn(OBJECTS) -> FIND over a list of objects
+function findIn(objects) {
+  return (kind, namespace, name) => objects.find((o) => o.kind === kind
+    && o.metadata.namespace === namespace && o.metadata.name === name) || null;
+}
+
+async function main([objectsFile, portFile, logFile]) {
+  const objects = JSON.parse(fs.readFileSync(objectsFile, 'utf8'));
+  const api = await serve(findIn(objects), (method, path, code) => fs.appendFileSync(logFile, `${method} ${path} ${code}\n`));
+  fs.writeFileSync(portFile, String(api.port));
+  process.on('SIGTERM', () => { api.close(); process.exit(0); });
+}
+
+if (require.main === module) main(process.argv.slice(2));
 
 module.exports = { route, serve, kubeconfig };

@@ -14,22 +14,13 @@ write_hosts() {
     } >"$1"
 }
 
-# What every Slurm cluster this repository starts has in its slurm.conf (the
-# local cluster and the smoke tests' single node): daemons as root, munge,
-# no cgroups unless SLURM_JAIL_LOCAL_CGROUP=yes, chroot.so through /etc/slurm/plugstack.conf.
+# The slurm.conf lines of the local cluster and the smoke tests' single node:
+# those of every cluster here (hack/lib/slurm-daemons.sh) with chroot.so
+# through /etc/slurm/plugstack.conf, plus cores (and memory with
+# SLURM_JAIL_LOCAL_CGROUP=yes) as consumable resources.
 slurm_conf_base() {
-    cat <<CONF
-SlurmUser=root
-AuthType=auth/munge
-ProctrackType=$([ "${LC_CGROUP:-no}" = yes ] && echo proctrack/cgroup || echo proctrack/linuxproc)
-TaskPlugin=$([ "${LC_CGROUP:-no}" = yes ] && echo task/cgroup || echo task/none)
-SelectType=select/cons_tres
-SelectTypeParameters=$([ "${LC_CGROUP:-no}" = yes ] && echo CR_Core_Memory || echo CR_Core)
-MailProg=/bin/true
-ReturnToService=2
-PlugStackConfig=/etc/slurm/plugstack.conf
-SlurmdSpoolDir=$LC_SPOOL_DIR
-CONF
+    slurm_conf_common /etc/slurm/plugstack.conf "$LC_SPOOL_DIR"
+    echo "SelectTypeParameters=$([ "${LC_CGROUP:-no}" = yes ] && echo CR_Core_Memory || echo CR_Core)"
 }
 
 write_slurm_conf() {

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
-# Starting and stopping munged, slurmctld and the slurmd nodes.
+# Starting and stopping munged, slurmctld and the slurmd nodes, each in its
+# own namespaces, with hack/lib/slurm-daemons.sh (sourced by hack/local-cluster).
 
 # in_ns ROLE NAME CMD...: run CMD as host NAME (its netns, a new mount and
 # UTS namespace prepared by ns-init). Daemons must not inherit the lock (fd 8).
@@ -15,19 +16,17 @@ in_ns() {
 munge_socket() { echo "$LC_STATE/munge/munge.socket.2"; }
 munged_log() { echo "$LC_STATE/munge-etc/munged.log"; }
 
+# without_lock CMD...: CMD here, without the cluster lock (fd 8).
+without_lock() { "$@" 8>&-; }
+
 start_munged() {
     local etc=$LC_STATE/munge-etc
     install -d -o munge -g munge -m 0755 "$LC_STATE/munge"
     install -d -o munge -g munge -m 0700 "$etc"
-    if [ ! -s "$etc/munge.key" ]; then
-        mungekey -c -f -k "$etc/munge.key"
-        chown munge:munge "$etc/munge.key"
-        chmod 0400 "$etc/munge.key"
-    fi
+    make_munge_key "$etc/munge.key"
     live_pid "$LC_STATE/munge/munged.pid" >/dev/null && return 0
-    runuser -u munge -- munged --socket="$(munge_socket)" --key-file="$etc/munge.key" \
-        --pid-file="$LC_STATE/munge/munged.pid" --log-file="$(munged_log)" \
-        --seed-file="$etc/munged.seed" 8>&- ||
+    launch_munged without_lock "$etc/munge.key" "$(munge_socket)" "$LC_STATE/munge/munged.pid" \
+        "$(munged_log)" "$etc/munged.seed" ||
         die "munged did not start: $(tail -3 "$(munged_log)" 2>/dev/null)"
 }
 
@@ -37,7 +36,7 @@ ctld_pid() { live_pid "$LC_STATE/ctld/slurmctld.pid"; }
 # from an earlier run (say, a failed epilog) must not survive into this one.
 start_ctld() {
     ctld_pid >/dev/null && return 0
-    in_ns ctld ctld slurmctld -c -f /etc/slurm/slurm.conf ||
+    launch_slurm_daemon "in_ns ctld ctld" slurmctld /etc/slurm/slurm.conf -c ||
         die "slurmctld did not start; see: $0 logs ctld"
 }
 
@@ -48,7 +47,7 @@ start_slurmd() {
     install -d -m 0755 "$dir" "$dir/spool" "$dir/run"
     install -d -m 1777 "$dir/tmp"
     slurmd_pid "$name" >/dev/null && return 0
-    in_ns worker "$name" slurmd -f /etc/slurm/slurm.conf ||
+    launch_slurm_daemon "in_ns worker $name" slurmd /etc/slurm/slurm.conf ||
         die "slurmd on $name did not start; see: $0 logs $name"
 }
 
@@ -57,18 +56,6 @@ ctl_exec() {
     local pid
     pid=$(ctld_pid) || die "slurmctld is not running; start the cluster: $0 up"
     nsenter -t "$pid" -m -u -n -- "$@"
-}
-
-# stop_pid PIDFILE: TERM, then KILL after 10 s.
-stop_pid() {
-    local pid i
-    pid=$(live_pid "$1") || return 0
-    kill "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do
-        kill -0 "$pid" 2>/dev/null || return 0
-        sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
 }
 
 # Every process inside one of the cluster's network namespaces
@@ -90,16 +77,16 @@ stop_all() {
     local i name pids
     for ((i = 1; i <= $(workers); i++)); do
         name=$(node_name "$i")
-        stop_pid "$LC_STATE/nodes/$name/spool/slurmd.pid"
+        stop_pidfile "$LC_STATE/nodes/$name/spool/slurmd.pid"
     done
-    stop_pid "$LC_STATE/ctld/slurmctld.pid"
+    stop_pidfile "$LC_STATE/ctld/slurmctld.pid"
     pids=$(cluster_pids)
     if [ -n "$pids" ]; then
         # shellcheck disable=SC2086 # one pid per word
         kill -KILL $pids 2>/dev/null || true
         sleep 0.5
     fi
-    stop_pid "$LC_STATE/munge/munged.pid"
+    stop_pidfile "$LC_STATE/munge/munged.pid"
 }
 
 # What the cluster's jobs left on its nodes, once every process is gone:

@@ -36,14 +36,10 @@ probe_logs() {
 # wait_for NAME: poll probe_NAME every 0.2 s until the shared deadline.
 wait_for() {
     local name=$1
-    until "probe_$name"; do
-        if [ "$SECONDS" -ge "$LC_DEADLINE" ]; then
-            log "not ready: probe '$name' still failing after ${LC_READY_TIMEOUT}s. Last log lines:"
-            probe_logs "$name" >&2
-            exit 1
-        fi
-        sleep 0.2
-    done
+    poll_until $((LC_DEADLINE - SECONDS)) 0.2 "probe_$name" && return 0
+    log "not ready: probe '$name' still failing after ${LC_READY_TIMEOUT}s. Last log lines:"
+    probe_logs "$name" >&2
+    exit 1
 }
 
 wait_ready() {
