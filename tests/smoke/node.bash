@@ -6,6 +6,8 @@
 # test user's setup come from the local cluster's own library; starting,
 # waiting for and stopping the daemons from hack/lib/slurm-daemons.sh.
 
+# The local cluster's libraries sourced below find the tree through LC_ROOT.
+# shellcheck disable=SC2034
 LC_ROOT=$SLURM_JAIL_ROOT
 # shellcheck source=hack/lib/local-cluster/common.sh
 . "$SLURM_JAIL_ROOT/hack/lib/local-cluster/common.sh"

@@ -14,7 +14,7 @@ constexpr unsigned kUser = 1000;
 
 std::string why(unsigned owner, unsigned mode, PathRole role, unsigned caller = 0,
                 bool read_only = false) {
-    return untrusted_because({owner, mode, read_only}, caller, role);
+    return untrusted_because({owner, mode, read_only}, sjail::checks_policy(caller), role);
 }
 
 TEST(TrustRules, RootOwnedAndNotWritableByOthersIsTrusted) {

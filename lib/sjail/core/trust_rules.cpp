@@ -55,10 +55,6 @@ std::string untrusted_because(const PathFacts &facts, const TrustPolicy &policy,
     return "";
 }
 
-std::string untrusted_because(const PathFacts &facts, unsigned caller, PathRole role) {
-    return untrusted_because(facts, checks_policy(caller), role);
-}
-
 std::string trusted_owners(unsigned caller) {
     return caller == 0 ? "root" : "root or uid " + std::to_string(caller);
 }

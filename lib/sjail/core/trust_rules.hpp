@@ -53,9 +53,6 @@ constexpr TrustPolicy checks_policy(unsigned caller) {
 // others (mode 0777)".
 std::string untrusted_because(const PathFacts &facts, const TrustPolicy &policy, PathRole role);
 
-// The same for the checks' policy (see checks_policy).
-std::string untrusted_because(const PathFacts &facts, unsigned caller, PathRole role);
-
 // "root" or "root or uid 1000": who may own what a policy trusts.
 std::string trusted_owners(unsigned caller);
 
