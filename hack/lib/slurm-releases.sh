@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# The Slurm releases slurm-jail supports, each with the Debian suite that
+# ships it. Sourced by hack/release-rootfs, hack/jail-rootfs, hack/local-cluster
+# and the tests; defines settings and functions only.
+#
+#   release_suite REL      the Debian suite that ships Slurm REL
+#   release_apt_options    extra apt options for that suite, one per line
+#   release_check REL      exit 1 (with the list) unless REL is supported
+#   host_release           the Slurm release installed on this machine
+
+# Oldest first. 22.05: Debian 12 (bookworm), 24.11: Debian 13 (trixie),
+# 26.05: Debian unstable (sid).
+# shellcheck disable=SC2034 # used by the scripts that source this file
+SLURM_JAIL_RELEASES=(22.05 24.11 26.05)
+
+release_suite() {
+    case $1 in
+        22.05) echo bookworm ;;
+        24.11) echo trixie ;;
+        26.05) echo sid ;;
+        *) return 1 ;;
+    esac
+}
+
+# The mirror is a dated snapshot: unstable's Release file has expired there,
+# and apt refuses an expired one unless told not to check.
+release_apt_options() {
+    case $1 in
+        26.05) echo 'Acquire::Check-Valid-Until "false"' ;;
+        *) ;;
+    esac
+}
+
+release_check() {
+    release_suite "$1" >/dev/null && return 0
+    echo "unknown Slurm release '$1'; supported: ${SLURM_JAIL_RELEASES[*]}" >&2
+    return 1
+}
+
+# The major.minor of the Slurm installed here (slurmd, else libslurm-dev's
+# header), or nothing.
+host_release() {
+    local v
+    v=$(dpkg-query -W -f='${Version}' slurmd 2>/dev/null ||
+        dpkg-query -W -f='${Version}' libslurm-dev 2>/dev/null) || return 0
+    [[ $v =~ ^([0-9]+\.[0-9]+) ]] && echo "${BASH_REMATCH[1]}"
+}
