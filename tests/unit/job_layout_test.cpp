@@ -45,6 +45,9 @@ TEST(JobLayout, StepdOfCmdline) {
               (StepdOf{42, false}));
     EXPECT_EQ(sjail::stepd_of_cmdline("slurmstepd: [42.extern]"), (StepdOf{42, true}));
     EXPECT_EQ(sjail::stepd_of_cmdline("slurmstepd: [42.batch]"), (StepdOf{42, false}));
+    // The extern step of a job whose steps it manages (stepmgr, Slurm 24.05+).
+    EXPECT_EQ(sjail::stepd_of_cmdline("slurmstepd: [42.extern stepmgr]"), (StepdOf{42, true}));
+    EXPECT_EQ(sjail::stepd_of_cmdline("slurmstepd: [42.externx]"), (StepdOf{42, false}));
     EXPECT_EQ(sjail::stepd_of_cmdline("slurmstepd: [42.3.1]"), (StepdOf{42, false}));
     // Not a step's slurmstepd: no job, a bad job, anything else.
     EXPECT_EQ(sjail::stepd_of_cmdline("slurmstepd: spank epilog"), std::nullopt);

@@ -115,7 +115,11 @@ std::optional<StepdOf> stepd_of_cmdline(std::string_view cmdline) {
     if (!job || rest.substr(0, 1) == "0") {
         return std::nullopt;
     }
-    return StepdOf{*job, rest.substr(dot + 1, close - dot - 1) == "extern"};
+    // The step may carry a suffix after a space: "[J.extern stepmgr]" is the
+    // extern step that also manages the job's steps (SlurmctldParameters=
+    // enable_stepmgr, from Slurm 24.05).
+    const auto step = rest.substr(dot + 1, close - dot - 1);
+    return StepdOf{*job, step.substr(0, step.find(' ')) == "extern"};
 }
 
 std::optional<std::uint32_t> real_uid_of_status(std::string_view status) {

@@ -67,7 +67,8 @@ struct ArgArea {
 std::optional<ArgArea> arg_area_of_stat(std::string_view stat);
 
 // The step a slurmstepd runs, from its /proc/PID/cmdline ("slurmstepd:
-// [JOB.STEP]", NUL-terminated): the job, and whether it is the extern step.
+// [JOB.STEP]" or "slurmstepd: [JOB.STEP SUFFIX]", NUL-terminated): the job,
+// and whether it is the extern step.
 // Nothing for any other command line.
 struct StepdOf {
     std::uint32_t job = 0;
