@@ -46,8 +46,7 @@ std::vector<ns_fd_map_t> appended;
 } // namespace
 
 // From 25.11 the plugin fills slurmstepd's list with slurm_list_append.
-extern "C" __attribute__((visibility("default"))) void slurm_list_append(list_t * /*l*/,
-                                                                         void *x) {
+extern "C" __attribute__((visibility("default"))) void slurm_list_append(list_t * /*l*/, void *x) {
     appended.push_back(*static_cast<ns_fd_map_t *>(x));
 }
 #endif
@@ -147,8 +146,7 @@ TEST(JobContainerTable, ThePluginIsOfTheInterfaceThisSlurmLoads) {
 TEST(JobContainerTable, AChrootSoOfThisBuildIsUsed) {
     EXPECT_EQ(with_plugin(FAKE_CHROOT_CURRENT,
                           [](void *plugin) -> std::string {
-                              if (const int fd = join_external(plugin);
-                                  fd != FAKE_TASKS_VIEW_FD) {
+                              if (const int fd = join_external(plugin); fd != FAKE_TASKS_VIEW_FD) {
                                   return "join_external gave " + std::to_string(fd) + ": " +
                                          last_error;
                               }
