@@ -128,7 +128,7 @@ Depends: slurmd (>= $rel), slurmd (<< $next), $lib, libpam0g"
     check_unit_tests 26.05
 }
 
-@test "Slurm 26.05: namespace_slurm_jail.so offers exactly the namespace_p_* calls Slurm 24.11 looks up" {
+@test "Slurm 26.05: namespace_slurm_jail.so offers exactly the namespace_p_* calls Slurm 26.05 looks up" {
     check_interface 26.05 namespace_p_ namespace_slurm_jail.so namespace/slurm_jail
     # No job_container plugin left from another configuration.
     run nm -D --defined-only "$(build_dir 26.05)/plugin/job_container/namespace_slurm_jail.so"
