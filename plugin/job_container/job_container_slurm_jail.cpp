@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// job_container/slurm_jail: Slurm's job_container interface for slurm-jail.
+// job_container/slurm_jail: Slurm's job_container interface (Slurm 22.05 to
+// 25.05) for slurm-jail; the work is chroot.so's (forward.hpp).
 //
-// slurmd and slurmstepd call it where no SPANK callback reaches: when a job
-// starts on a node (container_p_create, with nothing to do: the job's first
-// step makes its namespaces), in the children they fork for a job
-// (container_p_join: tasks, task prolog and epilog scripts, file broadcasts
-// with sbcast, UnkillableStepProgram), for pam_slurm_adopt
-// (container_p_join_external), when the job ends (container_p_delete) and
-// when slurmd starts (container_p_restore). All the work is done by
-// chroot.so, which Slurm has already loaded into the same process through
-// plugstack.conf: one implementation, one configuration (the chroot.so line),
-// one state layout. This file only forwards, through the one table chroot.so
-// exports (sjail/abi/job_container_table.h).
+// slurmd and slurmstepd call it where no SPANK callback reaches: in the
+// children they fork for a job (container_p_join: tasks, task prolog and
+// epilog scripts, file broadcasts with sbcast, UnkillableStepProgram), for
+// pam_slurm_adopt (container_p_join_external), when slurmd starts
+// (container_p_restore) and, up to 23.11, when a job starts on a node
+// (container_p_create, with nothing to do: the job's first step makes its
+// namespaces) and ends there (container_p_delete). From 24.05 nothing calls
+// at the job's end; chroot.so's job epilog deletes its namespaces on every
+// release.
+//
+// The entry points and their signatures follow each release's
+// src/interfaces/job_container.c (src/slurmd/common/job_container_plugin.c in
+// 22.05); only those the building release looks up are defined, and the
+// version script exports only them.
 //
 // Needs, in slurm.conf: JobContainerType=job_container/slurm_jail, and
 // chroot.so in plugstack.conf.
@@ -19,16 +23,16 @@ extern "C" {
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include <slurm/slurm_version.h>
-#include <slurm/spank.h> // slurm_error
 }
 
-#include "sjail/abi/job_container_table.h"
-#include "sjail/sys/dead_end.hpp"
+#include "forward.hpp"
 
-#include <atomic>
 #include <cstdint>
-#include <dlfcn.h>
 #include <sys/types.h>
+
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+#error "Slurm 25.11 and later load namespace/slurm_jail (namespace_slurm_jail.cpp)"
+#endif
 
 extern "C" {
 extern const char plugin_name[];
@@ -37,42 +41,6 @@ extern const uint32_t plugin_version;
 const char plugin_name[] = "slurm-jail job container";
 const char plugin_type[] = "job_container/slurm_jail";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
-}
-
-namespace {
-
-using Table = sjail_job_container_calls;
-
-// chroot.so's table, checked once per process; null (after logging why) when
-// chroot.so is not loaded or comes from another build.
-const Table *chroot_so() {
-    static std::atomic<const Table *> checked{nullptr};
-    if (const Table *table = checked.load(); table != nullptr) {
-        return table;
-    }
-    void *handle = ::dlopen("chroot.so", RTLD_LAZY | RTLD_NOLOAD);
-    void *symbol = handle == nullptr ? nullptr : ::dlsym(handle, SJAIL_JOB_CONTAINER_TABLE);
-    if (symbol == nullptr) {
-        slurm_error("job_container/slurm_jail: chroot.so is not loaded in this process; put it "
-                    "in plugstack.conf (see chroot.so(8))");
-        return nullptr;
-    }
-    const auto get = reinterpret_cast<decltype(&sjail_job_container_table)>(symbol);
-    const Table *found = get();
-    if (found->version != SJAIL_JOB_CONTAINER_TABLE_VERSION || found->size != sizeof(Table)) {
-        slurm_error("job_container/slurm_jail: chroot.so comes from another build (its table is "
-                    "version %u, %u bytes; this plugin needs version %u, %zu bytes); install "
-                    "both plugins from the same slurm-jail build",
-                    found->version, found->size, SJAIL_JOB_CONTAINER_TABLE_VERSION, sizeof(Table));
-        return nullptr;
-    }
-    checked.store(found);
-    return found;
-}
-
-} // namespace
-
-extern "C" {
 
 int init() {
     return SLURM_SUCCESS;
@@ -82,31 +50,64 @@ int fini() {
     return SLURM_SUCCESS;
 }
 
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
+// `step_create`: slurmd's child that becomes the step's slurmstepd. It stays
+// on the node: chroot.so moves each step into the jail itself.
+int container_p_join(slurm_step_id_t *step_id, uid_t uid, bool step_create) {
+    if (step_create) {
+        return SLURM_SUCCESS;
+    }
+    return sjail::forward::join(plugin_type, step_id->job_id, uid);
+}
+#else
+int container_p_join(uint32_t job_id, uid_t uid) {
+    return sjail::forward::join(plugin_type, job_id, uid);
+}
+#endif
+
+int container_p_join_external(uint32_t job_id) {
+    return sjail::forward::join_external(plugin_type, job_id);
+}
+
+// chroot.so's own slurmd start also deletes what crashed jobs left.
+int container_p_restore(char * /*dir_name*/, bool /*recover*/) {
+    return sjail::forward::restore(plugin_type);
+}
+
+// The extern step's slurmstepd enters the job through chroot.so's SPANK
+// callbacks, like every step. The second argument is the step's uid up to
+// 22.05 and its stepd_step_rec_t from 23.02; neither is needed.
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+int container_p_stepd_create(uint32_t /*job_id*/, void * /*step*/) {
+    return SLURM_SUCCESS;
+}
+#else
+int container_p_stepd_create(uint32_t /*job_id*/, uid_t /*uid*/) {
+    return SLURM_SUCCESS;
+}
+#endif
+
+int container_p_stepd_delete(uint32_t /*job_id*/) {
+    return SLURM_SUCCESS;
+}
+
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+// slurmd hands a plugin's settings to each slurmstepd; chroot.so reads its
+// own from plugstack.conf there, so nothing goes over `fd`.
+int container_p_send_stepd(int /*fd*/) {
+    return SLURM_SUCCESS;
+}
+
+int container_p_recv_stepd(int /*fd*/) {
+    return SLURM_SUCCESS;
+}
+#endif
+
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(24, 5, 0)
 // The job's namespaces are made by its first step, whose slurmstepd reads
 // plugstack.conf afresh (slurmd's copy is as old as slurmd).
 int container_p_create(uint32_t /*job_id*/, uid_t /*uid*/) {
-    return chroot_so() == nullptr ? SLURM_ERROR : SLURM_SUCCESS;
-}
-// A failed join must not leave the child where it is: Slurm ignores the
-// failure for job scripts. Calls for uid 0 are slurmd's and slurmstepd's own
-// programs (the SPANK job prolog/epilog runner, UnkillableStepProgram), which
-// run on the node: they are left where they are. (A root job's tasks are
-// still jailed by chroot.so's SPANK callbacks.)
-int container_p_join(uint32_t job_id, uid_t uid) {
-    if (job_id == 0 || uid == 0) {
-        return SLURM_SUCCESS;
-    }
-    const Table *chroot = chroot_so();
-    if (chroot == nullptr) {
-        (void)sjail::enter_dead_end(nullptr, nullptr);
-        return SLURM_ERROR;
-    }
-    return chroot->join(job_id) == 0 ? SLURM_SUCCESS : SLURM_ERROR;
-}
-
-int container_p_join_external(uint32_t job_id) {
-    const Table *chroot = chroot_so();
-    return chroot == nullptr ? -1 : chroot->join_external(job_id);
+    return sjail::forward::check_loaded(plugin_type);
 }
 
 int container_p_add_cont(uint32_t /*job_id*/, uint64_t /*cont_id*/) {
@@ -114,26 +115,10 @@ int container_p_add_cont(uint32_t /*job_id*/, uint64_t /*cont_id*/) {
 }
 
 int container_p_delete(uint32_t job_id) {
-    const Table *chroot = chroot_so();
-    return chroot != nullptr && chroot->remove(job_id) == 0 ? SLURM_SUCCESS : SLURM_ERROR;
-}
-
-// chroot.so's own slurmd start also deletes what crashed jobs left.
-int container_p_restore(char * /*dir_name*/, bool /*recover*/) {
-    const Table *chroot = chroot_so();
-    return chroot == nullptr || chroot->restore() == 0 ? SLURM_SUCCESS : SLURM_ERROR;
+    return sjail::forward::remove(plugin_type, job_id);
 }
 
 void container_p_reconfig() {}
-
-// The extern step's slurmstepd enters the job through chroot.so's SPANK
-// callbacks, like every step.
-int container_p_stepd_create(uint32_t /*job_id*/, uid_t /*uid*/) {
-    return SLURM_SUCCESS;
-}
-
-int container_p_stepd_delete(uint32_t /*job_id*/) {
-    return SLURM_SUCCESS;
-}
+#endif
 
 } // extern "C"

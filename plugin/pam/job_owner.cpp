@@ -7,6 +7,7 @@
 extern "C" {
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/slurm_version.h>
 }
 
 #include <cerrno>
@@ -31,7 +32,6 @@ struct Slurm {
     decltype(&slurm_init) init = nullptr;
     decltype(&slurm_load_job) load_job = nullptr;
     decltype(&slurm_free_job_info_msg) free_job_info_msg = nullptr;
-    decltype(&slurm_get_errno) get_errno = nullptr;
     decltype(&slurm_strerror) strerror = nullptr;
 };
 
@@ -40,6 +40,23 @@ template <typename F> bool lookup(void *lib, const char *name, F &out) {
         ::dlsym(lib, name)); // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
     return out != nullptr;
 }
+
+// How slurm_load_job names a job: by its id up to Slurm 25.11, by a step id
+// (any step of the job) from 26.05.
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+slurm_step_id_t job_key(std::uint32_t job) {
+    slurm_step_id_t id{};
+    id.sluid = 0;
+    id.job_id = job;
+    id.step_het_comp = NO_VAL;
+    id.step_id = NO_VAL;
+    return id;
+}
+#else
+std::uint32_t job_key(std::uint32_t job) {
+    return job;
+}
+#endif
 
 std::string ask(std::uint32_t job, uid_t uid) {
     // Global: libslurm's plugins (auth, hash, ...) resolve its symbols from
@@ -53,15 +70,18 @@ std::string ask(std::uint32_t job, uid_t uid) {
     Slurm s;
     if (!lookup(lib, "slurm_init", s.init) || !lookup(lib, "slurm_load_job", s.load_job) ||
         !lookup(lib, "slurm_free_job_info_msg", s.free_job_info_msg) ||
-        !lookup(lib, "slurm_get_errno", s.get_errno) ||
         !lookup(lib, "slurm_strerror", s.strerror)) {
         return "no " SJAIL_LIBSLURM_SONAME " lacks an entry point this module needs";
     }
     s.init(nullptr);
     job_info_msg_t *info = nullptr;
-    if (s.load_job(&info, job, SHOW_ALL) != SLURM_SUCCESS || info == nullptr) {
+    // libslurm reports why in errno (the slurm_get_errno of older releases
+    // only returned it).
+    errno = 0;
+    if (s.load_job(&info, job_key(job), SHOW_ALL) != SLURM_SUCCESS || info == nullptr) {
+        const int why = errno;
         return "no asking slurmctld about job " + std::to_string(job) +
-               " failed: " + s.strerror(s.get_errno());
+               " failed: " + s.strerror(why);
     }
     std::string verdict = "no slurmctld does not know job " + std::to_string(job);
     for (std::uint32_t i = 0; i < info->record_count; ++i) {

@@ -23,7 +23,7 @@ setup_file() {
     require_tools
     build_images
     [ -f "$fake_nvml" ] && [ -f "$fake_drivers/580.159.04/bin/nvidia-smi" ] || {
-        cmake -S "$root" -B "${SLURM_JAIL_BUILD_DIR:-$root/build}" >/dev/null &&
+        cmake -S "$root" -B "${SLURM_JAIL_BUILD_DIR:-$root/build}" -DSLURM_JAIL_WERROR=ON >/dev/null &&
             cmake --build "${SLURM_JAIL_BUILD_DIR:-$root/build}" --target fake_nvml fake_nvidia_drivers >/dev/null
     }
     make_fake_gpus "$BATS_FILE_TMPDIR/fake-gpu"

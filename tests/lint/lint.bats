@@ -32,7 +32,11 @@ shell_scripts() {
     command -v clang-tidy >/dev/null || fail "clang-tidy is not installed (hack/install-deps installs it)"
     # clang-tidy exits non-zero on any warning (WarningsAsErrors) and on a
     # crash; xargs passes that on, so a missing or broken clang-tidy fails too.
-    run bash -c "git ls-files '*.cpp' | grep -v '^tests/' | xargs -r -P 2 -n 4 clang-tidy --quiet -p '$SLURM_JAIL_BUILD_DIR' 2>&1"
+    # The sources this build compiles: a front end for another Slurm release
+    # (namespace_slurm_jail.cpp against 22.05) would only meet its #error.
+    run bash -c "git ls-files '*.cpp' | grep -v '^tests/' |
+        grep -Fxf <(jq -r '.[].file' '$db' | sed 's|^$SLURM_JAIL_ROOT/||' | sort -u) |
+        xargs -r -P 2 -n 4 clang-tidy --quiet -p '$SLURM_JAIL_BUILD_DIR' 2>&1"
     assert_success
     refute_output --regexp '(warning|error):'
 }

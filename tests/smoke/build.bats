@@ -31,7 +31,34 @@ spank_plugin_version"
     assert_output --partial '[chroot.so]'
 }
 
-@test "job_container_slurm_jail.so exports only what Slurm's job_container interface looks up" {
+# The job container plugin of this build: job_container_slurm_jail.so up to
+# Slurm 25.05, namespace_slurm_jail.so from 25.11 (the same target).
+job_container_plugin() {
+    local dir=$SLURM_JAIL_BUILD_DIR/plugin/job_container
+    if [ -f "$dir/namespace_slurm_jail.so" ]; then echo "$dir/namespace_slurm_jail.so"; else echo "$JC"; fi
+}
+
+@test "the job container plugin exports only what the installed Slurm's interface looks up" {
+    local so prefix
+    so=$(job_container_plugin)
+    prefix=container_p_
+    [ "${so##*/}" = namespace_slurm_jail.so ] && prefix=namespace_p_
+    # The interface's table of names is compiled into slurmd and slurmstepd
+    # (up to 24.11) or into libslurm (26.05).
+    run bash -c "for f in /usr/sbin/slurmd /usr/sbin/slurmstepd /usr/lib/x86_64-linux-gnu/libslurm.so \
+        /usr/lib/x86_64-linux-gnu/slurm-wlm/libslurmfull.so; do strings -a \"\$(realpath \$f)\"; done |
+        grep -xE '${prefix}[a-z_]+' | sort -u"
+    assert_success
+    [ -n "$output" ] || fail "the installed Slurm names no ${prefix}* entry point"
+    local wanted=$output
+    run bash -c "nm -D --defined-only '$so' | awk '{print \$3}' | sort"
+    assert_success
+    assert_output "$(printf '%s\n' "$wanted" fini init plugin_name plugin_type plugin_version | sort)"
+}
+
+@test "built against Slurm 22.05, job_container_slurm_jail.so exports its nine container_p_ calls" {
+    grep -q 'SLURM_VERSION_NUMBER 0x1605' /usr/include/slurm/slurm_version.h ||
+        skip "the installed Slurm is not 22.05"
     run bash -c "nm -D --defined-only '$JC' | awk '{print \$3}' | sort"
     assert_success
     assert_output "container_p_add_cont
@@ -73,7 +100,7 @@ pam_sm_open_session"
 @test "cmake --install puts chroot.so into Slurm's PluginDir and cpack makes a .deb" {
     local b=$BATS_TEST_TMPDIR/b
     cmake -S "$SLURM_JAIL_ROOT" -B "$b" -DSLURM_JAIL_BUILD_TESTS=OFF -DSLURM_JAIL_BUILD_BENCH=OFF \
-        -DSLURM_JAIL_BUILD_HEALTH=OFF >/dev/null
+        -DSLURM_JAIL_BUILD_HEALTH=OFF -DSLURM_JAIL_WERROR=ON >/dev/null
     cmake --build "$b" --target chroot job_container_slurm_jail slurm-jail-check pam_slurm_jail -j 2 >/dev/null
     DESTDIR=$BATS_TEST_TMPDIR/root run cmake --install "$b"
     assert_success

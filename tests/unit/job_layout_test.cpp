@@ -10,9 +10,12 @@ namespace {
 std::string stat_line(const std::string &comm) {
     std::string line = "4242 (" + comm + ") S";
     for (int field = 4; field <= 52; ++field) {
-        line += " " + std::to_string(field == 48   ? 140737488347000
-                                     : field == 49 ? 140737488347040
-                                                   : field);
+        // Appended in place: GCC 12 at -O3 reports a false -Wrestrict
+        // inside std::string for `" " + std::to_string(...)`.
+        line += ' ';
+        line += std::to_string(field == 48   ? 140737488347000
+                               : field == 49 ? 140737488347040
+                                             : field);
     }
     return line + "\n";
 }

@@ -10,6 +10,7 @@
 #include "sjail/sys/safe_open.hpp"
 
 #include <algorithm>
+#include <fcntl.h>
 #include <filesystem>
 #include <functional>
 #include <gtest/gtest.h>

@@ -131,7 +131,7 @@ unregister_and_remove_users() {
 build_plugin() {
     local build=${SLURM_JAIL_BUILD_DIR:-$LC_ROOT/build}
     log "building the plugin in $build"
-    cmake -S "$LC_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null ||
+    cmake -S "$LC_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLURM_JAIL_WERROR=ON >/dev/null ||
         die "cmake configure failed (see above); run hack/install-deps for the build tools"
     cmake --build "$build" -j 2 --target chroot job_container_slurm_jail >&2 ||
         die "building chroot.so failed (see above)"
