@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # The e2e suite brings the local cluster up once and takes it down at the end.
-# Durations go to the TAP stream as comments.
+# Durations go to the TAP stream as comments. SLURM_JAIL_E2E_SLURM=REL runs
+# it on Slurm release REL (local-cluster up --slurm REL; default: this
+# machine's).
 
 setup_suite() {
     : "${SLURM_JAIL_ROOT:?run through tests/run-all, or set SLURM_JAIL_ROOT}"
@@ -10,8 +12,9 @@ setup_suite() {
     # A fresh start: a cluster left from a dev session may run an old plugin.
     "$LC" down >&2
     local t0=$EPOCHREALTIME
-    "$LC" up >&2
-    printf '# e2e: local-cluster up took %s s\n' "$(elapsed_since "$t0")" >&3
+    "$LC" up ${SLURM_JAIL_E2E_SLURM:+--slurm "$SLURM_JAIL_E2E_SLURM"} >&2
+    printf '# e2e: local-cluster up%s took %s s\n' "${SLURM_JAIL_E2E_SLURM:+ --slurm $SLURM_JAIL_E2E_SLURM}" \
+        "$(elapsed_since "$t0")" >&3
     rm -rf "$HOST_HOME"/e2e-*
     install_probe
     echo "$EPOCHREALTIME" >"$BATS_RUN_TMPDIR/e2e-start"

@@ -15,6 +15,13 @@ LC_MULTIARCH=${LC_MULTIARCH:-$(dpkg-architecture -qDEB_HOST_MULTIARCH)}
 export LC_MULTIARCH
 # Slurm's PluginDir on Debian.
 LC_PLUGIN_DIR=/usr/lib/$LC_MULTIARCH/slurm-wlm
+# The Slurm release the cluster runs ('up --slurm REL', recorded in the state
+# directory; default: this machine's own) and, for a release other than this
+# machine's, the root filesystem its daemons run in (hack/release-rootfs).
+LC_RELEASE_FILE=$LC_STATE/release
+LC_RELEASE_ROOTFS_FILE=$LC_STATE/release-rootfs
+# release_rootfs: the recorded release's rootfs, or nothing (this machine's).
+release_rootfs() { cat "$LC_RELEASE_ROOTFS_FILE" 2>/dev/null || true; }
 LC_USER=sjuser
 LC_UID=5001
 LC_GROUP_EXTRA=sjextra
