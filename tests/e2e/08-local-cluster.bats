@@ -137,3 +137,13 @@ host_mounts() {
     run "$LC" up
     assert_success
 }
+
+@test "a fresh up leaves no error: line in slurmctld's log" {
+    run "$LC" down
+    assert_success
+    run "$LC" up
+    assert_success
+    # Each start logs afresh (the previous log is kept as .prev).
+    run grep -F 'error:' "$STATE/logs/slurmctld.log"
+    assert_output ''
+}

@@ -45,7 +45,8 @@ LC_NODE_STATE_DIR=/run/slurm-jail
 LC_SPOOL_DIR=/var/spool/slurmd
 LC_NODE_TMP_DIR=/var/lib/slurm-jail/tmp
 # yes: proctrack/cgroup and task/cgroup with ConstrainRAMSpace (cgroup v1),
-# so that --mem is enforced; no (default): proctrack/linuxproc, task/none.
+# so that --mem is enforced; no (default): task/none, and proctrack/cgroup
+# with PrologFlags=Contain (which Slurm requires there), else linuxproc.
 LC_CGROUP=${SLURM_JAIL_LOCAL_CGROUP:-no}
 # The plugstack line, exactly as the README tells admins to write it.
 LC_PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'
