@@ -170,8 +170,8 @@ build_plugin() {
     fi
 }
 
-# Nodes see a copy of the release's PluginDir (this machine's, or the
-# release rootfs's) plus chroot.so and the job container plugin (the host's
+# Nodes and the controller see a copy of the release's PluginDir (this
+# machine's, or the release rootfs's) plus chroot.so and the job container plugin (the host's
 # own PluginDir is left alone); the jail gets chroot.so for srun inside jobs.
 install_plugin() {
     local jc
@@ -179,6 +179,11 @@ install_plugin() {
     install -d -m 0755 "$LC_STATE/plugins"
     rsync -a --delete --exclude=/chroot.so --exclude=/job_container_slurm_jail.so \
         --exclude=/namespace_slurm_jail.so "$(release_rootfs)$LC_PLUGIN_DIR/" "$LC_STATE/plugins/"
+    # Slurm's PMIx plugins without the PMIx library they load: slurmctld
+    # logs errors for them on every start, and no job could use them.
+    if [ ! -e "$(release_rootfs)/usr/lib/$LC_MULTIARCH/libpmix.so" ]; then
+        rm -f "$LC_STATE"/plugins/mpi_pmix*.so
+    fi
     replace_file "$LC_PLUGIN_SO" "$LC_STATE/plugins/chroot.so"
     if [ -n "${LC_JOB_CONTAINER_SO:-}" ]; then
         replace_file "$LC_JOB_CONTAINER_SO" "$LC_STATE/plugins/$jc.so"
