@@ -144,14 +144,17 @@ release_at_least() {
 }
 
 build_plugin() {
-    local build=${SLURM_JAIL_BUILD_DIR:-$LC_ROOT/build} release jc targets=(chroot)
+    local build=${SLURM_JAIL_BUILD_DIR:-$LC_ROOT/build} release jc type targets=(chroot)
     release=$(cluster_release)
     jc=$(job_container_name)
     [ "$LC_JOB_CONTAINER" = yes ] && targets+=("$jc")
     if [ -n "$(release_rootfs)" ]; then
         # Against that release's headers, with its compiler, in its rootfs.
+        # The build type the directory already has (tests/compat builds the
+        # whole tree there), so that this build adds to it.
+        type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build-$release/CMakeCache.txt" 2>/dev/null || true)
         log "building the plugin for Slurm $release in $build-$release"
-        build=$(SLURM_JAIL_BUILD_DIR=$build "$LC_ROOT/hack/build-release" "$release" -- \
+        build=$(SLURM_JAIL_BUILD_DIR=$build "$LC_ROOT/hack/build-release" "$release" "${type:-RelWithDebInfo}" -- \
             --target "${targets[@]}") ||
             die "building chroot.so for Slurm $release failed (see above)"
     else
