@@ -37,8 +37,12 @@ compat_up() {
     # in those tests).
     case " $E2E_FILES " in
         *" 09-ssh "*)
+            local type
+            type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' \
+                "${SLURM_JAIL_BUILD_DIR:-$SLURM_JAIL_ROOT/build}-$rel/CMakeCache.txt" 2>/dev/null || true)
             t0=$EPOCHREALTIME
-            "$SLURM_JAIL_ROOT/hack/build-release" "$rel" -- --target pam_slurm_jail >>"$log" 2>&1 3>&- ||
+            "$SLURM_JAIL_ROOT/hack/build-release" "$rel" "${type:-RelWithDebInfo}" -- --target pam_slurm_jail \
+                >>"$log" 2>&1 3>&- ||
                 printf '# compat: Slurm %s: building pam_slurm_jail failed (see %s)\n' "$rel" "$log" >&3
             printf '# compat: Slurm %s: building pam_slurm_jail took %s s\n' "$rel" "$(elapsed_since "$t0")" >&3
             ;;
