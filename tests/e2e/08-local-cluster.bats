@@ -96,7 +96,7 @@ host_mounts() {
     run "$LC" down
     assert_success
     for p in $pids; do
-        ! kill -0 "$p" 2>/dev/null || fail "process $p ($(cat "/proc/$p/cmdline" | tr '\0' ' ')) survived down"
+        ! kill -0 "$p" 2>/dev/null || fail "process $p ($(tr '\0' ' ' <"/proc/$p/cmdline")) survived down"
     done
     run findmnt -rn -o TARGET
     refute_output --partial "$STATE"
