@@ -12,13 +12,17 @@
 
 # slurm_conf_common PLUGSTACK SPOOL: the slurm.conf lines of every cluster
 # here: daemons as root, munge, chroot.so through PLUGSTACK; no cgroups
-# unless LC_CGROUP=yes.
+# unless LC_CGROUP=yes, except proctrack/cgroup with LC_CONTAIN=yes: Slurm
+# wants it for PrologFlags=Contain (slurmctld logs an error otherwise), and it
+# keeps every process of the job, the extern step's included, in the job's
+# cgroup (cgroup v1 here).
 slurm_conf_common() {
-    local cgroup=${LC_CGROUP:-no}
+    local cgroup=${LC_CGROUP:-no} proctrack=proctrack/linuxproc
+    if [ "$cgroup" = yes ] || [ "${LC_CONTAIN:-no}" = yes ]; then proctrack=proctrack/cgroup; fi
     cat <<CONF
 SlurmUser=root
 AuthType=auth/munge
-ProctrackType=$([ "$cgroup" = yes ] && echo proctrack/cgroup || echo proctrack/linuxproc)
+ProctrackType=$proctrack
 TaskPlugin=$([ "$cgroup" = yes ] && echo task/cgroup || echo task/none)
 SelectType=select/cons_tres
 MailProg=/bin/true

@@ -96,7 +96,7 @@ host_mounts() {
     run "$LC" down
     assert_success
     for p in $pids; do
-        ! kill -0 "$p" 2>/dev/null || fail "process $p ($(cat "/proc/$p/cmdline" | tr '\0' ' ')) survived down"
+        ! kill -0 "$p" 2>/dev/null || fail "process $p ($(tr '\0' ' ' <"/proc/$p/cmdline")) survived down"
     done
     run findmnt -rn -o TARGET
     refute_output --partial "$STATE"
@@ -136,4 +136,14 @@ host_mounts() {
     assert_output --partial "bridge $bridge exists but this cluster ($STATE) did not make it"
     run "$LC" up
     assert_success
+}
+
+@test "a fresh up leaves no error: line in slurmctld's log" {
+    run "$LC" down
+    assert_success
+    run "$LC" up
+    assert_success
+    # Each start logs afresh (the previous log is kept as .prev).
+    run grep -F 'error:' "$STATE/logs/slurmctld.log"
+    assert_output ''
 }

@@ -26,7 +26,7 @@ setup_file() {
     printf '%s\n' "account required $PAM_MODULE plugstack=$SSHDIR/plugstack.conf" \
         "session required $PAM_MODULE plugstack=$SSHDIR/plugstack.conf" >"$SSHDIR/pam-login"
     printf '%s\n' \
-        "account required /lib/security/pam_slurm_adopt.so join_container=false" \
+        "account required $PAM_SLURM_ADOPT join_container=false" \
         "account required $PAM_MODULE plugstack=$SSHDIR/plugstack.conf" \
         "session required pam_env.so user_readenv=1 envfile=/dev/null" \
         "session required $PAM_MODULE plugstack=$SSHDIR/plugstack.conf" >"$SSHDIR/pam-node"
@@ -64,7 +64,7 @@ setup() {
 }
 
 SSHDIR=${SLURM_JAIL_LOCAL_DIR:-/var/lib/slurm-jail-local}/e2e-ssh
-PAM_MODULE=${SLURM_JAIL_BUILD_DIR:-$SLURM_JAIL_ROOT/build}/plugin/pam/pam_slurm_jail.so
+PAM_MODULE=$CLUSTER_BUILD/plugin/pam/pam_slurm_jail.so
 
 write_sshd_config() {
     cat <<EOF

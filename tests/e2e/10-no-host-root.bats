@@ -36,8 +36,10 @@ write_user_conf() {
 }
 
 # assert_step_refused STEP CAUSE: the user sees the plugin's line for the step.
+# slurmstepd's lines reach the user prefixed "slurmstepd-NODE:" up to Slurm
+# 24.11, with their log timestamp "[2026-11-25T13:00:37.453]" from 26.05 on.
 assert_step_refused() {
-    assert_output --regexp "slurmstepd-node[12]: error: chroot: StepId=[0-9]+\.$1: task not started, jail entry failed: $2"
+    assert_output --regexp "(slurmstepd-node[12]:|\[[0-9-]+T[0-9:.]+\]) error: chroot: StepId=[0-9]+\.$1: task not started, jail entry failed: $2"
 }
 
 @test "control: task, --task-epilog script and perl epilog run in the jail and say so" {

@@ -54,7 +54,7 @@ teardown() {
 }
 
 NJDIR=${SLURM_JAIL_LOCAL_DIR:-/var/lib/slurm-jail-local}/e2e-ssh-nojob
-PAM_MODULE=${SLURM_JAIL_BUILD_DIR:-$SLURM_JAIL_ROOT/build}/plugin/pam/pam_slurm_jail.so
+PAM_MODULE=$CLUSTER_BUILD/plugin/pam/pam_slurm_jail.so
 SECRET=e2e-nojob-secret
 
 # use_stack refuse|private|session-only: node1's PAM stack, without

@@ -22,6 +22,20 @@ HOST_ONLY=$SLURM_JAIL_ROOT/hack/local-cluster
 PROBE=$HOME_IN_JAIL/e2e-probe
 PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'
 
+# The cluster's Slurm release runs from a rootfs of its own
+# (local-cluster up --slurm), or from this machine (empty).
+RELEASE_ROOTFS=$(cat "$STATE/release-rootfs" 2>/dev/null || true)
+# Where the plugins the cluster runs were built: build-REL beside the build
+# directory for another release (hack/build-release).
+CLUSTER_BUILD=${SLURM_JAIL_BUILD_DIR:-$SLURM_JAIL_ROOT/build}
+if [ -n "$RELEASE_ROOTFS" ]; then CLUSTER_BUILD=$CLUSTER_BUILD-$(cat "$STATE/release"); fi
+# Slurm's pam_slurm_adopt.so, as the nodes' root has it (Debian 12 puts it in
+# /lib/security, later releases in the multiarch PAM directory).
+PAM_SLURM_ADOPT=/lib/security/pam_slurm_adopt.so
+if [ ! -e "$RELEASE_ROOTFS$PAM_SLURM_ADOPT" ]; then
+    PAM_SLURM_ADOPT=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/security/pam_slurm_adopt.so
+fi
+
 elapsed_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 
 install_probe() {

@@ -1,17 +1,22 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # The e2e suite brings the local cluster up once and takes it down at the end.
-# Durations go to the TAP stream as comments.
+# Durations go to the TAP stream as comments. SLURM_JAIL_LOCAL_SLURM=REL runs
+# it, and every 'up' of its tests, on Slurm release REL (default: this
+# machine's). SLURM_JAIL_E2E_KEEP=yes: a cluster already up (on that
+# release) is used as it is and left up at the end (tests/compat runs several
+# e2e files against one cluster this way).
 
 setup_suite() {
     : "${SLURM_JAIL_ROOT:?run through tests/run-all, or set SLURM_JAIL_ROOT}"
     # shellcheck source=tests/e2e/helpers.bash
     . "$(dirname "${BASH_SOURCE[0]}")/helpers.bash"
     # A fresh start: a cluster left from a dev session may run an old plugin.
-    "$LC" down >&2
+    [ "${SLURM_JAIL_E2E_KEEP:-no}" = yes ] || "$LC" down >&2
     local t0=$EPOCHREALTIME
     "$LC" up >&2
-    printf '# e2e: local-cluster up took %s s\n' "$(elapsed_since "$t0")" >&3
+    printf '# e2e: local-cluster up (Slurm %s) took %s s\n' "$("$LC" status | awk '$1 == "slurm" { print $2 }')" \
+        "$(elapsed_since "$t0")" >&3
     rm -rf "$HOST_HOME"/e2e-*
     install_probe
     echo "$EPOCHREALTIME" >"$BATS_RUN_TMPDIR/e2e-start"

@@ -15,6 +15,13 @@ LC_MULTIARCH=${LC_MULTIARCH:-$(dpkg-architecture -qDEB_HOST_MULTIARCH)}
 export LC_MULTIARCH
 # Slurm's PluginDir on Debian.
 LC_PLUGIN_DIR=/usr/lib/$LC_MULTIARCH/slurm-wlm
+# The Slurm release the cluster runs ('up --slurm REL', recorded in the state
+# directory; default: this machine's own) and, for a release other than this
+# machine's, the root filesystem its daemons run in (hack/release-rootfs).
+LC_RELEASE_FILE=$LC_STATE/release
+LC_RELEASE_ROOTFS_FILE=$LC_STATE/release-rootfs
+# release_rootfs: the recorded release's rootfs, or nothing (this machine's).
+release_rootfs() { cat "$LC_RELEASE_ROOTFS_FILE" 2>/dev/null || true; }
 LC_USER=sjuser
 LC_UID=5001
 LC_GROUP_EXTRA=sjextra
@@ -38,7 +45,8 @@ LC_NODE_STATE_DIR=/run/slurm-jail
 LC_SPOOL_DIR=/var/spool/slurmd
 LC_NODE_TMP_DIR=/var/lib/slurm-jail/tmp
 # yes: proctrack/cgroup and task/cgroup with ConstrainRAMSpace (cgroup v1),
-# so that --mem is enforced; no (default): proctrack/linuxproc, task/none.
+# so that --mem is enforced; no (default): task/none, and proctrack/cgroup
+# with PrologFlags=Contain (which Slurm requires there), else linuxproc.
 LC_CGROUP=${SLURM_JAIL_LOCAL_CGROUP:-no}
 # The plugstack line, exactly as the README tells admins to write it.
 LC_PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'

@@ -36,7 +36,6 @@ CONF
     slurm_conf_base
     cat <<CONF
 SlurmdUser=root
-CryptoType=crypto/munge
 SchedulerType=sched/builtin
 SlurmdParameters=config_overrides
 KillWait=5
@@ -51,10 +50,18 @@ SlurmdLogFile=$LC_STATE/logs/slurmd-%n.log
 SlurmdDebug=info
 SlurmctldDebug=info
 CONF
+    # Slurm 23.11 dropped the crypto plugins (credentials are signed by the
+    # auth plugin); 22.05 signs them with crypto/munge.
+    release_at_least "$(cluster_release)" 23.11 || echo "CryptoType=crypto/munge"
     if [ "$LC_JOB_CONTAINER" = yes ]; then
         # Each job's own namespaces also for what SPANK cannot reach (task
-        # prolog/epilog scripts, sbcast, pam_slurm_adopt); an extern step per job.
-        echo "JobContainerType=job_container/slurm_jail"
+        # prolog/epilog scripts, sbcast, pam_slurm_adopt); an extern step per
+        # job. Slurm 25.11 renamed the plugin type to namespace.
+        if release_at_least "$(cluster_release)" 25.11; then
+            echo "NamespaceType=namespace/slurm_jail"
+        else
+            echo "JobContainerType=job_container/slurm_jail"
+        fi
     fi
     if [ "$LC_CONTAIN" = yes ]; then
         echo "PrologFlags=Contain"

@@ -19,13 +19,28 @@ munged_log() { echo "$LC_STATE/munge-etc/munged.log"; }
 # without_lock CMD...: CMD here, without the cluster lock (fd 8).
 without_lock() { "$@" 8>&-; }
 
+# in_release_root CMD...: CMD, without the cluster lock, in a mount namespace
+# of its own whose root is the cluster release's rootfs (this machine's users
+# and the cluster state bound in); here when the cluster runs this machine's
+# release. /etc/hosts: munged names this host's address in credentials.
+in_release_root() {
+    local rootfs
+    rootfs=$(release_rootfs)
+    if [ -z "$rootfs" ]; then
+        "$@" 8>&-
+        return
+    fi
+    unshare --mount --propagation private -- "$LC_LIB/../release-root-exec" "$rootfs" \
+        --bind "$LC_STATE" --bind /etc/passwd --bind /etc/group --bind /etc/hosts -- "$@" 8>&-
+}
+
 start_munged() {
     local etc=$LC_STATE/munge-etc
     install -d -o munge -g munge -m 0755 "$LC_STATE/munge"
     install -d -o munge -g munge -m 0700 "$etc"
     make_munge_key "$etc/munge.key"
     live_pid "$LC_STATE/munge/munged.pid" >/dev/null && return 0
-    launch_munged without_lock "$etc/munge.key" "$(munge_socket)" "$LC_STATE/munge/munged.pid" \
+    launch_munged in_release_root "$etc/munge.key" "$(munge_socket)" "$LC_STATE/munge/munged.pid" \
         "$(munged_log)" "$etc/munged.seed" ||
         die "munged did not start: $(tail -3 "$(munged_log)" 2>/dev/null)"
 }

@@ -128,28 +128,70 @@ unregister_and_remove_users() {
     remove_user_from_host
 }
 
-build_plugin() {
-    local build=${SLURM_JAIL_BUILD_DIR:-$LC_ROOT/build}
-    log "building the plugin in $build"
-    cmake -S "$LC_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLURM_JAIL_WERROR=ON >/dev/null ||
-        die "cmake configure failed (see above); run hack/install-deps for the build tools"
-    cmake --build "$build" -j 2 --target chroot job_container_slurm_jail >&2 ||
-        die "building chroot.so failed (see above)"
-    LC_PLUGIN_SO=$build/plugin/chroot/chroot.so
-    LC_JOB_CONTAINER_SO=$build/plugin/job_container/job_container_slurm_jail.so
-    [ -f "$LC_PLUGIN_SO" ] || die "the build did not produce $LC_PLUGIN_SO"
-    [ -f "$LC_JOB_CONTAINER_SO" ] || die "the build did not produce $LC_JOB_CONTAINER_SO"
+# The job container plugin's file for the cluster's release: Slurm 25.11
+# renamed the job_container plugin type to namespace.
+job_container_name() {
+    if release_at_least "$(cluster_release)" 25.11; then
+        echo namespace_slurm_jail
+    else
+        echo job_container_slurm_jail
+    fi
 }
 
-# Nodes see a copy of Debian's PluginDir plus chroot.so and
-# job_container_slurm_jail.so (the host's own
-# PluginDir is left alone); the jail gets chroot.so for srun inside jobs.
+# release_at_least REL MIN: REL (major.minor) is MIN or later.
+release_at_least() {
+    [ "$(printf '%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]
+}
+
+build_plugin() {
+    local build=${SLURM_JAIL_BUILD_DIR:-$LC_ROOT/build} release jc type targets=(chroot)
+    release=$(cluster_release)
+    jc=$(job_container_name)
+    # One target for both interfaces; its file is the release's plugin name.
+    [ "$LC_JOB_CONTAINER" = yes ] && targets+=(job_container_slurm_jail)
+    if [ -n "$(release_rootfs)" ]; then
+        # Against that release's headers, with its compiler, in its rootfs.
+        # The build type the directory already has (tests/compat builds the
+        # whole tree there), so that this build adds to it.
+        type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build-$release/CMakeCache.txt" 2>/dev/null || true)
+        log "building the plugin for Slurm $release in $build-$release"
+        build=$(SLURM_JAIL_BUILD_DIR=$build "$LC_ROOT/hack/build-release" "$release" "${type:-RelWithDebInfo}" -- \
+            --target "${targets[@]}") ||
+            die "building chroot.so for Slurm $release failed (see above)"
+    else
+        log "building the plugin in $build"
+        cmake -S "$LC_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLURM_JAIL_WERROR=ON >/dev/null ||
+            die "cmake configure failed (see above); run hack/install-deps for the build tools"
+        cmake --build "$build" -j 2 --target "${targets[@]}" >&2 ||
+            die "building chroot.so failed (see above)"
+    fi
+    LC_PLUGIN_SO=$build/plugin/chroot/chroot.so
+    [ -f "$LC_PLUGIN_SO" ] || die "the build did not produce $LC_PLUGIN_SO"
+    LC_JOB_CONTAINER_SO=
+    if [ "$LC_JOB_CONTAINER" = yes ]; then
+        LC_JOB_CONTAINER_SO=$(find "$build/plugin" -name "$jc.so" | head -1)
+        [ -n "$LC_JOB_CONTAINER_SO" ] || die "the build did not produce $jc.so below $build/plugin"
+    fi
+}
+
+# Nodes and the controller see a copy of the release's PluginDir (this
+# machine's, or the release rootfs's) plus chroot.so and the job container plugin (the host's
+# own PluginDir is left alone); the jail gets chroot.so for srun inside jobs.
 install_plugin() {
+    local jc
+    jc=$(job_container_name)
     install -d -m 0755 "$LC_STATE/plugins"
     rsync -a --delete --exclude=/chroot.so --exclude=/job_container_slurm_jail.so \
-        "$LC_PLUGIN_DIR/" "$LC_STATE/plugins/"
+        --exclude=/namespace_slurm_jail.so "$(release_rootfs)$LC_PLUGIN_DIR/" "$LC_STATE/plugins/"
+    # Slurm's PMIx plugins without the PMIx library they load: slurmctld
+    # logs errors for them on every start, and no job could use them.
+    if [ ! -e "$(release_rootfs)/usr/lib/$LC_MULTIARCH/libpmix.so" ]; then
+        rm -f "$LC_STATE"/plugins/mpi_pmix*.so
+    fi
     replace_file "$LC_PLUGIN_SO" "$LC_STATE/plugins/chroot.so"
-    replace_file "$LC_JOB_CONTAINER_SO" "$LC_STATE/plugins/job_container_slurm_jail.so"
+    if [ -n "${LC_JOB_CONTAINER_SO:-}" ]; then
+        replace_file "$LC_JOB_CONTAINER_SO" "$LC_STATE/plugins/$jc.so"
+    fi
     replace_file "$LC_PLUGIN_SO" "$(jail_dir)$LC_PLUGIN_DIR/chroot.so"
 }
 
