@@ -65,7 +65,7 @@ die() {
 }
 
 require_root() {
-    [ "$(id -u)" -eq 0 ] || die "run as root (it creates namespaces, mounts and users): sudo $0 $*"
+    [ "$(id -u)" -eq 0 ] || die "run as root (it creates namespaces, mounts and users): log in as root (or su -), then: $0 $*"
 }
 
 # Node names: node1..nodeN; their addresses follow the controller's.
