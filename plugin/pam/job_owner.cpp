@@ -31,7 +31,6 @@ struct Slurm {
     decltype(&slurm_init) init = nullptr;
     decltype(&slurm_load_job) load_job = nullptr;
     decltype(&slurm_free_job_info_msg) free_job_info_msg = nullptr;
-    decltype(&slurm_get_errno) get_errno = nullptr;
     decltype(&slurm_strerror) strerror = nullptr;
 };
 
@@ -53,15 +52,17 @@ std::string ask(std::uint32_t job, uid_t uid) {
     Slurm s;
     if (!lookup(lib, "slurm_init", s.init) || !lookup(lib, "slurm_load_job", s.load_job) ||
         !lookup(lib, "slurm_free_job_info_msg", s.free_job_info_msg) ||
-        !lookup(lib, "slurm_get_errno", s.get_errno) ||
         !lookup(lib, "slurm_strerror", s.strerror)) {
         return "no " SJAIL_LIBSLURM_SONAME " lacks an entry point this module needs";
     }
     s.init(nullptr);
     job_info_msg_t *info = nullptr;
+    // libslurm reports its errors in errno (24.11 dropped slurm_get_errno,
+    // which returned errno).
     if (s.load_job(&info, job, SHOW_ALL) != SLURM_SUCCESS || info == nullptr) {
+        const int err = errno;
         return "no asking slurmctld about job " + std::to_string(job) +
-               " failed: " + s.strerror(s.get_errno());
+               " failed: " + s.strerror(err);
     }
     std::string verdict = "no slurmctld does not know job " + std::to_string(job);
     for (std::uint32_t i = 0; i < info->record_count; ++i) {
