@@ -15,7 +15,7 @@ setup_file() {
     build_images
     local i
     for i in worker login populate-jail; do
-        podman tag "localhost/slurm-jail/$i:0.1.0" "localhost/slurm-jail/$i:$next_tag"
+        podman tag "localhost/slurm-jail/$i:0.1.0-slurm24.11" "localhost/slurm-jail/$i:$next_tag"
     done
     make_user_keys
     # drain polls every second instead of every ten
