@@ -47,9 +47,11 @@ image_ids() {
     assert_equal "${#lines[@]}" 2
     [[ ${lines[0]} =~ ^slurm-wlm\ ${release//./\\.}\.[0-9]+$ ]] || fail "slurmd -V: ${lines[0]}"
     [[ ${lines[1]} =~ ^slurm-wlm\ ${release//./\\.}\.[0-9]+$ ]] || fail "slurmctld -V: ${lines[1]}"
-    run podman run --rm --network none --entrypoint srun localhost/slurm-jail/jail:latest -V
+    # (the client commands want a slurm.conf even for -V from 24.11 on)
+    run podman run --rm --network none --entrypoint dpkg-query localhost/slurm-jail/jail:latest \
+        -W -f '${Version}' slurm-client
     assert_success
-    assert_output --regexp "^slurm-wlm $release\.[0-9]+$"
+    assert_output --regexp "^$release\.[0-9]+-"
     run podman run --rm --network none localhost/slurm-jail/worker:latest \
         sh -c 'ls /usr/lib/x86_64-linux-gnu/slurm-wlm/ | grep -E "^(job_container|namespace)_slurm_jail\.so$"'
     assert_success
