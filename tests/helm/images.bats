@@ -158,7 +158,8 @@ prun() { # IMAGE [PODMAN OPTION]... -- [COMMAND ARG...]: a throwaway container w
     # the chart's default release is the one images/build-images builds by
     # default (the images CI builds are the ones the chart runs)
     release=$(sed -n 's/^  release: "\(.*\)"$/\1/p' "$chart/values.yaml")
-    assert_equal "$release" "$(sed -n 's/^default_release=//p' "$images/build-images")"
+    # shellcheck source=../../hack/lib/slurm-releases.sh
+    assert_equal "$release" "$(. "$root/hack/lib/slurm-releases.sh" && echo "$SLURM_JAIL_DEFAULT_RELEASE")"
     tag=$version-slurm$release
     run jq -r '[.[] | .. | .image? | strings | select(contains("slurm-jail/"))] | unique | .[]' "$R/all.json"
     assert_output - <<OUT

@@ -33,7 +33,8 @@ image_ids() {
     # version tag and :latest (the chart's default tag is the release tag)
     local version release n
     version=$(sed -n 's/^project([^)]*VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
-    release=$(sed -n 's/^default_release=//p' "$images/build-images")
+    # shellcheck source=../../hack/lib/slurm-releases.sh
+    release=$(. "$root/hack/lib/slurm-releases.sh" && echo "$SLURM_JAIL_DEFAULT_RELEASE")
     for n in "${names[@]}"; do
         assert_equal "$(podman image inspect --format '{{.Id}}' "localhost/slurm-jail/$n:$version-slurm$release")" \
             "$(podman image inspect --format '{{.Id}}' "localhost/slurm-jail/$n:latest")"
