@@ -136,17 +136,4 @@ int container_p_stepd_delete(uint32_t /*job_id*/) {
     return SLURM_SUCCESS;
 }
 
-// Slurm 24.11's slurmd looks these up too (it hands each slurmstepd the
-// plugin's settings over this pipe, and refuses a plugin without them).
-// chroot.so reads its settings itself, so nothing goes over the pipe. On
-// 24.11 slurmd no longer calls container_p_create/container_p_delete; the
-// job's namespaces are then removed by chroot.so's restore when slurmd starts.
-int container_p_send_stepd(int /*fd*/) {
-    return SLURM_SUCCESS;
-}
-
-int container_p_recv_stepd(int /*fd*/) {
-    return SLURM_SUCCESS;
-}
-
 } // extern "C"
