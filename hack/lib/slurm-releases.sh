@@ -13,6 +13,11 @@
 # 26.05: Debian unstable (sid).
 # shellcheck disable=SC2034 # used by the scripts that source this file
 SLURM_JAIL_RELEASES=(22.05 24.11 26.05)
+# The release the images are built for and the chart runs when none is named:
+# Debian stable's (13, trixie). helm/slurm-cluster/values.yaml's slurm.release
+# default is the same (tests/helm/images.bats checks it).
+# shellcheck disable=SC2034 # used by the scripts that source this file
+SLURM_JAIL_DEFAULT_RELEASE=24.11
 
 release_suite() {
     case $1 in

@@ -28,7 +28,7 @@ teardown_file() { release_stop; }
     assert_success
     refute_output ""
     run kr get
-    assert_line --regexp '^t-slurm-cluster-controller-0	10\.244\.[0-9.]+	Ready	StatefulSet/t-slurm-cluster-controller	localhost/slurm-jail/worker:0\.1\.0$'
+    assert_line --regexp '^t-slurm-cluster-controller-0	10\.244\.[0-9.]+	Ready	StatefulSet/t-slurm-cluster-controller	localhost/slurm-jail/worker:0\.1\.0-slurm24\.11$'
     assert_line --regexp '^t-slurm-cluster-login-0	.*	Ready	'
 }
 

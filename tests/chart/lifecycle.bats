@@ -15,7 +15,7 @@ setup_file() {
     build_images
     local i
     for i in worker login populate-jail; do
-        podman tag "localhost/slurm-jail/$i:0.1.0" "localhost/slurm-jail/$i:$next_tag"
+        podman tag "localhost/slurm-jail/$i:0.1.0-slurm24.11" "localhost/slurm-jail/$i:$next_tag"
     done
     make_user_keys
     # drain polls every second instead of every ten
@@ -128,7 +128,7 @@ job_state() { ctl scontrol show job "$1" | grep -oE 'JobState=[A-Z]+|ExitCode=[0
     # every pod runs the new tag; the worker with the job waited for it
     run kr get
     assert_success
-    refute_line --regexp ':0\.1\.0(,|$)'
+    refute_line --regexp ':0\.1\.0-slurm24\.11(,|$)'
     [ "$(grep -c ":$next_tag" <<<"$output")" -eq 6 ] # controller, login, 4 workers
     wait_for_nodes 4
     run job_state "$job"

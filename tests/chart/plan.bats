@@ -71,7 +71,7 @@ OUT
     assert_success
     local dir=$R/none
     # the image's ENTRYPOINT is kept; args replace its CMD
-    assert_equal "${lines[-2]}" slurm-jail/worker:0.1.0
+    assert_equal "${lines[-2]}" slurm-jail/worker:0.1.0-slurm24.11
     assert_equal "${lines[-1]}" slurmd
     refute_line --partial -- --entrypoint
     assert_line "$dir/volumes/t-slurm-cluster-jail:/mnt/jail"

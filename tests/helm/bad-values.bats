@@ -125,3 +125,10 @@ refused_by_template() {
     run "$helm_bin" template t "$chart" -f "$BATS_TEST_TMPDIR/good.yaml"
     assert_success
 }
+
+@test "slurm.release the images are not built for" {
+    refused_by_template 'slurm: {release: "23.11"}' 'slurm.release: "23.11" is not a Slurm release this chart runs; supported: 22.05, 24.11, 26.05'
+    refused_by_template 'slurm: {release: ""}' 'slurm.release: "" is not a Slurm release'
+    refused 'slurm: {release: [24.11]}' "at '/slurm/release'"
+    refused 'slurm: {version: "24.11"}' "additional properties 'version' not allowed"
+}

@@ -151,17 +151,23 @@ prun() { # IMAGE [PODMAN OPTION]... -- [COMMAND ARG...]: a throwaway container w
     grep -q 'populate-jail --source /jail-rootfs --target /mnt/jail \[--preserve PATH\]... \[--dry-run\]' "$contract"
 }
 
-@test "image names and tags: the chart's defaults are the contract's names at the project version" {
+@test "image names and tags: the chart's defaults are the contract's names at the project version and the default Slurm release" {
     version=$(sed -n 's/^project(slurm-jail VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
     [ -n "$version" ]
     grep -qx "appVersion: \"$version\"" "$chart/Chart.yaml"
+    # the chart's default release is the one images/build-images builds by
+    # default (the images CI builds are the ones the chart runs)
+    release=$(sed -n 's/^  release: "\(.*\)"$/\1/p' "$chart/values.yaml")
+    # shellcheck source=../../hack/lib/slurm-releases.sh
+    assert_equal "$release" "$(. "$root/hack/lib/slurm-releases.sh" && echo "$SLURM_JAIL_DEFAULT_RELEASE")"
+    tag=$version-slurm$release
     run jq -r '[.[] | .. | .image? | strings | select(contains("slurm-jail/"))] | unique | .[]' "$R/all.json"
     assert_output - <<OUT
-localhost/slurm-jail/login:$version
-localhost/slurm-jail/populate-jail:$version
-localhost/slurm-jail/worker:$version
+localhost/slurm-jail/login:$tag
+localhost/slurm-jail/populate-jail:$tag
+localhost/slurm-jail/worker:$tag
 OUT
-    container "$R/all.json" StatefulSet t-slurm-cluster-login | jq -e --arg v "$version" '.image == "localhost/slurm-jail/login:" + $v' >/dev/null
+    container "$R/all.json" StatefulSet t-slurm-cluster-login | jq -e --arg t "$tag" '.image == "localhost/slurm-jail/login:" + $t' >/dev/null
     for n in jail populate-jail worker login; do
         grep -q "| \`$n\` |" "$contract" || fail "image $n not in the contract"
     done
@@ -174,6 +180,8 @@ OUT
             command -v "$c" >/dev/null || echo "missing command: $c"
         done
         [ -f /usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so ] || echo "missing chroot.so in PluginDir"
+        [ -f /usr/lib/x86_64-linux-gnu/slurm-wlm/job_container_slurm_jail.so ] ||
+            [ -f /usr/lib/x86_64-linux-gnu/slurm-wlm/namespace_slurm_jail.so ] || echo "missing the job container plugin in PluginDir"
         id -u munge >/dev/null 2>&1 || echo "missing user munge"
         id -u root >/dev/null 2>&1 || echo "missing SlurmUser root"
         [ -d /var/lib/slurm-jail ] || [ -d /var/lib ] || echo "no /var/lib"

@@ -339,7 +339,7 @@ OUT
     # the PVC hook comes first
     jq -e '(.metadata.annotations["helm.sh/hook-weight"] | tonumber) > -10' <<<"$job" >/dev/null
     jq -e '.spec.template.spec.containers[0].args == ["--source", "/jail-rootfs", "--target", "/mnt/jail", "--preserve", "/opt/site"]' <<<"$job" >/dev/null
-    jq -e '.spec.template.spec.containers[0].image == "registry.example.com/hpc/slurm-jail/populate-jail:0.1.0"' <<<"$job" >/dev/null
+    jq -e '.spec.template.spec.containers[0].image == "registry.example.com/hpc/slurm-jail/populate-jail:0.1.0-slurm24.11"' <<<"$job" >/dev/null
     render "$BATS_TEST_TMPDIR/d.json" --set jail.populate.dryRun=true
     obj "$BATS_TEST_TMPDIR/d.json" Job t-slurm-cluster-populate-jail | jq -e '.spec.template.spec.containers[0].args[-1] == "--dry-run"' >/dev/null
 }

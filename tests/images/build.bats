@@ -29,9 +29,46 @@ image_ids() {
     for n in "${names[@]}"; do
         assert_output --regexp "build-images: $n built in [0-9.]+ s"
     done
+    # the default release's images: one image under the release tag, the
+    # version tag and :latest (the chart's default tag is the release tag)
+    local version release n
+    version=$(sed -n 's/^project([^)]*VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+    # shellcheck source=../../hack/lib/slurm-releases.sh
+    release=$(. "$root/hack/lib/slurm-releases.sh" && echo "$SLURM_JAIL_DEFAULT_RELEASE")
+    for n in "${names[@]}"; do
+        assert_equal "$(podman image inspect --format '{{.Id}}' "localhost/slurm-jail/$n:$version-slurm$release")" \
+            "$(podman image inspect --format '{{.Id}}' "localhost/slurm-jail/$n:latest")"
+        assert_equal "$(podman image inspect --format '{{.Id}}' "localhost/slurm-jail/$n:$version")" \
+            "$(podman image inspect --format '{{.Id}}' "localhost/slurm-jail/$n:latest")"
+    done
+    # that release's Slurm in the worker and in the jail, and the job
+    # container plugin the release's slurmd loads
+    run podman run --rm --network none localhost/slurm-jail/worker:latest sh -c 'slurmd -V; slurmctld -V'
+    assert_success
+    assert_equal "${#lines[@]}" 2
+    [[ ${lines[0]} =~ ^slurm-wlm\ ${release//./\\.}\.[0-9]+$ ]] || fail "slurmd -V: ${lines[0]}"
+    [[ ${lines[1]} =~ ^slurm-wlm\ ${release//./\\.}\.[0-9]+$ ]] || fail "slurmctld -V: ${lines[1]}"
+    # (the client commands want a slurm.conf even for -V from 24.11 on)
+    run podman run --rm --network none --entrypoint dpkg-query localhost/slurm-jail/jail:latest \
+        -W -f '${Version}' slurm-client
+    assert_success
+    assert_output --regexp "^$release\.[0-9]+-"
+    run podman run --rm --network none localhost/slurm-jail/worker:latest \
+        sh -c 'ls /usr/lib/x86_64-linux-gnu/slurm-wlm/ | grep -E "^(job_container|namespace)_slurm_jail\.so$"'
+    assert_success
+    case $release in
+        22.05 | 24.11) assert_output job_container_slurm_jail.so ;;
+        *) assert_output namespace_slurm_jail.so ;; # 25.11 and later
+    esac
+    # the libslurm pam_slurm_jail.so dlopen()s is installed in the login image
+    run podman run --rm --network none localhost/slurm-jail/login:latest sh -c \
+        'so=$(grep -ao "libslurm\.so\.[0-9]*" /usr/lib/x86_64-linux-gnu/security/pam_slurm_jail.so | head -1)
+         echo "$so"; test -e "/usr/lib/x86_64-linux-gnu/$so"'
+    assert_success
+    assert_output --regexp '^libslurm\.so\.[0-9]+$'
     # what each image must contain
     run podman run --rm --network none --entrypoint cat localhost/slurm-jail/jail:latest /etc/slurm-jail-release
-    assert_output "SLURM_JAIL_VERSION=$(sed -n 's/^project([^)]*VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")"
+    assert_output "SLURM_JAIL_VERSION=$version"
     run podman run --rm --network none localhost/slurm-jail/worker:latest \
         sh -c 'test -f /usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so && command -v slurmd slurmctld slurmdbd munged
             if command -v slurm-jail-gpu-check; then slurm-jail-gpu-check --help >/dev/null && echo health-ok; fi'
@@ -75,6 +112,12 @@ image_ids() {
     run "$images/build-images" --base-image localhost/sjtest-no-such-base:1 login
     assert_failure
     assert_output --partial 'base image localhost/sjtest-no-such-base:1 is missing'
+}
+
+@test "images: build-images refuses a Slurm release it cannot build, naming the supported ones" {
+    run "$images/build-images" --slurm 25.05 worker
+    assert_failure 2
+    assert_output --partial "unknown Slurm release '25.05'; supported: 22.05 24.11 26.05"
 }
 
 @test "images: every program has --help and a man page" {

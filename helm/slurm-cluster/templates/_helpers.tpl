@@ -48,8 +48,27 @@ app.kubernetes.io/component: {{ .component }}
 {{- else }}
 {{- $v := .ctx.Values.image }}
 {{- $prefix := ternary (printf "%s/" (trimSuffix "/" $v.registry)) "" (ne $v.registry "") }}
-{{- printf "%sslurm-jail/%s:%s" $prefix .name (default .ctx.Chart.AppVersion $v.tag) }}
+{{- $tag := default (printf "%s-slurm%s" .ctx.Chart.AppVersion (include "slurm-cluster.slurmRelease" .ctx)) $v.tag }}
+{{- printf "%sslurm-jail/%s:%s" $prefix .name $tag }}
 {{- end }}
+{{- end }}
+
+{{/* The Slurm release (slurm.release) as "MAJOR.MINOR"; fails on one the
+images are not built for. A number (--set slurm.release=26.05) is accepted
+as the release it spells. */}}
+{{- define "slurm-cluster.slurmRelease" -}}
+{{- $rel := toString .Values.slurm.release }}
+{{- $supported := list "22.05" "24.11" "26.05" }}
+{{- if not (has $rel $supported) }}
+{{- fail (printf "slurm.release: %q is not a Slurm release this chart runs; supported: %s (quote it: --set-string slurm.release=24.11)" $rel (join ", " $supported)) }}
+{{- end }}
+{{- $rel }}
+{{- end }}
+
+{{/* "true" when the release's slurmd loads the job container as a
+namespace plugin (NamespaceType, Slurm 25.11 and later). */}}
+{{- define "slurm-cluster.namespacePlugin" -}}
+{{- ge (float64 (include "slurm-cluster.slurmRelease" .)) 25.11 }}
 {{- end }}
 
 {{- define "slurm-cluster.imagePullSecrets" -}}
