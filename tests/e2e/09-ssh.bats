@@ -64,7 +64,6 @@ setup() {
 }
 
 SSHDIR=${SLURM_JAIL_LOCAL_DIR:-/var/lib/slurm-jail-local}/e2e-ssh
-PAM_MODULE=$CLUSTER_BUILD/plugin/pam/pam_slurm_jail.so
 
 write_sshd_config() {
     cat <<EOF

@@ -18,7 +18,12 @@ teardown() {
 
 @test "the cluster runs job_container/slurm_jail with PrologFlags=Contain" {
     run ush "scontrol show config"
-    assert_line --regexp '^JobContainerType += job_container/slurm_jail$'
+    # Slurm 25.11 renamed the plugin type to namespace.
+    if release_at_least 25.11; then
+        assert_line --regexp '^NamespaceType += namespace/slurm_jail$'
+    else
+        assert_line --regexp '^JobContainerType += job_container/slurm_jail$'
+    fi
     assert_line --regexp '^PrologFlags += .*Contain'
 }
 
@@ -67,12 +72,20 @@ payload-$$"
     assert_equal "$(find "$HOSTONLY" -mindepth 1 | wc -l)" 0
 }
 
-@test "the extern step's process is in the jail and in the job's PID namespace" {
+@test "the extern step's process (up to Slurm 24.11) is in the jail and in the job's PID namespace" {
     run ush "sbatch --parsable -w node1 -o $T/job.out --wrap 'echo ready; exec sleep 921'"
     assert_success
     local job=$output stepd sleeper
     wait_until 30 test -s "$HOST_HOME/$T/job.out"
     stepd=$(pgrep -f "^slurmstepd: \[$job\.extern\]")
+    [ -n "$stepd" ]
+    if release_at_least 25.05; then
+        # From Slurm 25.05 the extern step has no process of its own: the
+        # processes pam_slurm_adopt adopts are its only ones (09-ssh).
+        run pgrep -P "$stepd"
+        assert_failure
+        return 0
+    fi
     sleeper=$(pgrep -P "$stepd" -x sleep)
     [ -n "$sleeper" ]
     # Its root is the jail: the jail's marker, the same file, no host path.

@@ -54,7 +54,6 @@ teardown() {
 }
 
 NJDIR=${SLURM_JAIL_LOCAL_DIR:-/var/lib/slurm-jail-local}/e2e-ssh-nojob
-PAM_MODULE=$CLUSTER_BUILD/plugin/pam/pam_slurm_jail.so
 SECRET=e2e-nojob-secret
 
 # use_stack refuse|private|session-only: node1's PAM stack, without
