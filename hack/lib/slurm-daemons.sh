@@ -101,12 +101,19 @@ process_gone() { ! kill -0 "$1" 2>/dev/null; }
 # propagate into it), held by a `sleep` whose pid goes to DIR/holder.pid;
 # its id goes to DIR/namespaces for kill_namespace_members.
 hold_mount_namespace() {
-    local dir=$1
+    local dir=$1 pid
     unshare --mount --propagation slave sleep infinity &
-    echo $! >"$dir/holder.pid"
-    sleep 0.2
-    stat -L -c %i "/proc/$!/ns/mnt" >"$dir/namespaces"
+    pid=$!
+    echo "$pid" >"$dir/holder.pid"
+    # Until unshare has exec'd sleep, the pid is still in this namespace.
+    poll_until 10 0.05 holder_is_sleep "$pid" || {
+        echo "hold_mount_namespace: unshare did not start" >&2
+        return 1
+    }
+    stat -L -c %i "/proc/$pid/ns/mnt" >"$dir/namespaces"
 }
+
+holder_is_sleep() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = sleep ]; }
 
 # in_held_namespace DIR CMD...: CMD in DIR's held mount namespace, or here
 # when DIR holds none.
@@ -139,6 +146,12 @@ record_jail_namespaces() {
 kill_namespace_members() {
     local list=$1/namespaces pid ns
     [ -f "$list" ] || return 0
+    # Never this machine's own namespaces (a list read too early holds them).
+    ns=$(stat -L -c %i /proc/1/ns/mnt /proc/1/ns/pid /proc/self/ns/mnt /proc/self/ns/pid)
+    if grep -qxFf "$list" <<<"$ns"; then
+        echo "kill_namespace_members: $list names this machine's own namespace; nothing killed" >&2
+        return 1
+    fi
     for pid in /proc/[0-9]*; do
         pid=${pid#/proc/}
         ns=$(stat -L -c %i "/proc/$pid/ns/mnt" "/proc/$pid/ns/pid" 2>/dev/null) || continue
