@@ -3,11 +3,12 @@
 # The local cluster on the other Slurm releases slurm-jail supports: for each
 # one, `local-cluster up --slurm REL` (that release's daemons, plugins built
 # against its headers, its jail), then a set of e2e files against that
-# cluster, then `down`. One test per release and e2e file: it passes when
+# cluster, then `down`, then the smoke suite's node on that release. One
+# test per release and e2e file: it passes when
 # every test of that file passed there; a file whose tests all skipped fails.
 # Each file's counts and the durations go to the TAP stream as comments.
 #
-# SLURM_JAIL_COMPAT_E2E="06-fail-closed ...": the e2e files, among those below
+# SLURM_JAIL_COMPAT_E2E="06-fail-closed ... smoke": the e2e files and smoke, among those below
 # (default: all of them). The whole e2e suite runs on one release with
 # SLURM_JAIL_LOCAL_SLURM=REL tests/run-all e2e; 08-local-cluster is left out
 # here (about 100 s), its check of slurmctld's log is made by the up test.
@@ -19,7 +20,7 @@ setup_file() {
 
 setup() {
     LC=$SLURM_JAIL_ROOT/hack/local-cluster
-    E2E_FILES=${SLURM_JAIL_COMPAT_E2E:-06-fail-closed 10-no-host-root 12-job-isolation 21-slurmd-requests 09-ssh 29-stepd-user-actions}
+    E2E_FILES=${SLURM_JAIL_COMPAT_E2E:-06-fail-closed 10-no-host-root 12-job-isolation 21-slurmd-requests 09-ssh 29-stepd-user-actions smoke}
 }
 
 elapsed_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
@@ -63,22 +64,43 @@ compat_up() {
 
 # compat_e2e REL FILE: tests/e2e/FILE.bats against the cluster on Slurm REL.
 compat_e2e() {
-    local rel=$1 file=$2 out=$BATS_FILE_TMPDIR/$1-$2.tap t0=$EPOCHREALTIME rc=0 ok nok nskip
-    case " $E2E_FILES " in
-        *" $file "*) ;;
-        *) skip "not in SLURM_JAIL_COMPAT_E2E" ;;
-    esac
+    local rel=$1 file=$2
+    selected "$file"
     [ -f "$BATS_FILE_TMPDIR/up-$rel" ] || {
         echo "the cluster did not come up on Slurm $rel (see the up test)"
         return 1
     }
     SLURM_JAIL_LOCAL_SLURM=$rel SLURM_JAIL_E2E_KEEP=yes \
-        bats --tap "$SLURM_JAIL_ROOT/tests/e2e/$file.bats" >"$out" 2>&1 3>&- || rc=$?
+        counted_bats "$rel" "$file" "$SLURM_JAIL_ROOT/tests/e2e/$file.bats"
+}
+
+# compat_smoke REL: the smoke suite (tests/smoke/smoke.bats: one node, its
+# own slurmctld and slurmd) on Slurm REL, with the chroot.so the cluster was
+# built with; after the cluster is down.
+compat_smoke() {
+    local rel=$1
+    selected smoke
+    SLURM_JAIL_SMOKE_SLURM=$rel SLURM_JAIL_BUILD_DIR=${SLURM_JAIL_BUILD_DIR:-$SLURM_JAIL_ROOT/build}-$rel \
+        counted_bats "$rel" smoke "$SLURM_JAIL_ROOT/tests/smoke/smoke.bats"
+}
+
+selected() {
+    case " $E2E_FILES " in
+        *" $1 "*) ;;
+        *) skip "not in SLURM_JAIL_COMPAT_E2E" ;;
+    esac
+}
+
+# counted_bats REL NAME FILE: bats FILE; its counts and duration go to the
+# TAP stream; it fails unless every test of FILE passed.
+counted_bats() {
+    local rel=$1 name=$2 out=$BATS_FILE_TMPDIR/$1-$2.tap t0=$EPOCHREALTIME rc=0 ok nok nskip
+    bats --tap "$3" >"$out" 2>&1 3>&- || rc=$?
     nskip=$(grep -cE '^ok [0-9]+ .* # skip' "$out" || true)
     ok=$(($(grep -cE '^ok ' "$out" || true) - nskip))
     nok=$(grep -cE '^not ok ' "$out" || true)
     printf '# compat: Slurm %s: %s: %d passed, %d failed, %d skipped in %s s\n' \
-        "$rel" "$file" "$ok" "$nok" "$nskip" "$(elapsed_since "$t0")" >&3
+        "$rel" "$name" "$ok" "$nok" "$nskip" "$(elapsed_since "$t0")" >&3
     if [ "$rc" -ne 0 ] || [ "$nok" -gt 0 ] || [ "$ok" -eq 0 ]; then
         cat "$out"
         return 1
@@ -101,6 +123,7 @@ compat_down() {
 @test "Slurm 24.11: e2e 09-ssh" { compat_e2e 24.11 09-ssh; }
 @test "Slurm 24.11: e2e 29-stepd-user-actions" { compat_e2e 24.11 29-stepd-user-actions; }
 @test "Slurm 24.11: local-cluster down" { compat_down 24.11; }
+@test "Slurm 24.11: smoke" { compat_smoke 24.11; }
 
 @test "Slurm 26.05: local-cluster up" { compat_up 26.05; }
 @test "Slurm 26.05: e2e 06-fail-closed" { compat_e2e 26.05 06-fail-closed; }
@@ -110,3 +133,4 @@ compat_down() {
 @test "Slurm 26.05: e2e 09-ssh" { compat_e2e 26.05 09-ssh; }
 @test "Slurm 26.05: e2e 29-stepd-user-actions" { compat_e2e 26.05 29-stepd-user-actions; }
 @test "Slurm 26.05: local-cluster down" { compat_down 26.05; }
+@test "Slurm 26.05: smoke" { compat_smoke 26.05; }

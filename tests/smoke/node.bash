@@ -18,6 +18,9 @@ LC_ROOT=$SLURM_JAIL_ROOT
 # shellcheck source=hack/lib/slurm-daemons.sh
 . "$SLURM_JAIL_ROOT/hack/lib/slurm-daemons.sh"
 
+# shellcheck source=hack/lib/slurm-releases.sh
+. "$SLURM_JAIL_ROOT/hack/lib/slurm-releases.sh"
+
 SMOKE=/var/lib/slurm-jail-smoke
 SMOKE_USER=sjsmoke
 SMOKE_UID=5101
@@ -25,9 +28,16 @@ SMOKE_GROUP2=sjsmokegrp
 SMOKE_GID2=5102
 PLUGIN_DIR=$LC_PLUGIN_DIR
 PLUGSTACK_LINE=$LC_PLUGSTACK_LINE
+# SLURM_JAIL_SMOKE_SLURM=REL: the node runs Slurm REL's daemons, from that
+# release's root (hack/release-rootfs), with the chroot.so of
+# SLURM_JAIL_BUILD_DIR (built against REL: hack/build-release) and a jail of
+# REL's Debian suite. Default: this machine's Slurm.
+SMOKE_RELEASE=${SLURM_JAIL_SMOKE_SLURM:-}
+[ "$SMOKE_RELEASE" != "$(host_release)" ] || SMOKE_RELEASE=
 
-# Runs a command inside the node's mount namespace.
-in_node() { nsenter --target "$(cat "$SMOKE/holder.pid")" --mount -- "$@"; }
+# Runs a command inside the node's mount namespace (and its root: another
+# release's).
+in_node() { nsenter --target "$(cat "$SMOKE/holder.pid")" --mount --root --wd -- "$@"; }
 
 # Runs a command as the test user, from the user's home (the jail's /home).
 as_user() {
@@ -85,8 +95,11 @@ setup_namespace() {
         LC_GID_EXTRA=$SMOKE_GID2 PLUGIN_DIR=$PLUGIN_DIR \
         SLURM_JAIL_BUILD_DIR=$SLURM_JAIL_BUILD_DIR make_jail $tarball /mnt/jail"
     in_node mount -t tmpfs -o mode=0755 smoke-run /run
+    # Another release's root is a shared cached copy: nothing is left in it.
+    if [ -n "$SMOKE_RELEASE" ]; then in_node mount -t tmpfs -o mode=1777 smoke-tmp /tmp; fi
     in_node install -d -o munge -g munge -m 0755 /run/munge
     in_node mkdir -p /run/slurm-jail
+    in_node mkdir -p /etc/slurm /var/lib/slurm-jail/tmp
     in_node mount --bind "$SMOKE/etc" /etc/slurm
     # The node's own /var/spool: the host may have no /var/spool/slurmd.
     in_node mount -t tmpfs -o mode=0755 smoke-spool /var/spool
@@ -94,8 +107,9 @@ setup_namespace() {
     in_node mount --bind "$SMOKE/spool" /var/spool/slurmd
     in_node mount --bind "$SMOKE/nodetmp" /var/lib/slurm-jail/tmp
     in_node mount --bind /mnt/jail/home /home
-    # slurmd loads chroot.so from its PluginDir: a copy of Debian's with ours added.
-    cp -a "$PLUGIN_DIR/." "$SMOKE/plugins/"
+    # slurmd loads chroot.so from its PluginDir: a copy of Debian's (the
+    # release's) with ours added.
+    cp -a "${SMOKE_ROOTFS:-}$PLUGIN_DIR/." "$SMOKE/plugins/"
     install -m 0644 "$SLURM_JAIL_BUILD_DIR/plugin/chroot/chroot.so" "$SMOKE/plugins/chroot.so"
     in_node mount --bind "$SMOKE/plugins" "$PLUGIN_DIR"
 }
@@ -127,13 +141,40 @@ node_up() {
     mkdir -p /var/lib/slurm-jail/tmp
     create_user
     write_smoke_conf
-    hold_mount_namespace "$SMOKE"
     local tarball
-    tarball=$("$SLURM_JAIL_ROOT/hack/jail-rootfs")
+    if [ -n "$SMOKE_RELEASE" ]; then
+        # The local cluster's jail for that release (the same cache entry).
+        SMOKE_ROOTFS=$("$SLURM_JAIL_ROOT/hack/release-rootfs" "$SMOKE_RELEASE") || return 1
+        tarball=$("$SLURM_JAIL_ROOT/hack/jail-rootfs" --include libmpich12 --slurm "$SMOKE_RELEASE") || return 1
+        hold_release_namespace "$SMOKE_ROOTFS" "$(dirname "$tarball")"
+    else
+        tarball=$("$SLURM_JAIL_ROOT/hack/jail-rootfs") || return 1
+        hold_mount_namespace "$SMOKE"
+    fi
     setup_namespace "$tarball"
     start_daemons
     wait_ready || return 1
     in_node stat -L -c %i /run/slurm-jail/ns >>"$SMOKE/namespaces"
+}
+
+# hold_release_namespace ROOTFS CACHE: like hold_mount_namespace, with the
+# release's root as the namespace's root; the smoke directory, the checkout,
+# the build, the jail cache and this machine's users are bound in.
+hold_release_namespace() {
+    local rootfs=$1 cache=$2 pid
+    unshare --mount --propagation private -- "$SLURM_JAIL_ROOT/hack/lib/release-root-exec" "$rootfs" \
+        --bind "$SMOKE" --bind "$SLURM_JAIL_ROOT" --bind "$SLURM_JAIL_BUILD_DIR" --bind "$cache" \
+        --bind /etc/passwd --bind /etc/group --bind /etc/hosts -- sleep infinity &
+    pid=$!
+    echo "$pid" >"$SMOKE/holder.pid"
+    # Ready once release-root-exec has made the root and become the sleep;
+    # only then is the namespace read (before, it may still be this one).
+    poll_until 10 0.1 holder_is_sleep "$pid" || {
+        echo "the release root for Slurm $SMOKE_RELEASE did not come up" >&2
+        kill "$pid" 2>/dev/null
+        return 1
+    }
+    stat -L -c %i "/proc/$pid/ns/mnt" >"$SMOKE/namespaces"
 }
 
 # Every process in the node's mount namespace, in its jail namespace
