@@ -4,6 +4,7 @@
 // See man/slurm-jail-check.8.
 #include "finding.hpp"
 #include "inspect.hpp"
+#include "job_container_lines.hpp"
 #include "sjail/core/config.hpp"
 #include "sjail/core/plugstack.hpp"
 #include "sjail/sys/plugstack.hpp"
@@ -154,8 +155,16 @@ int run(const Options &options) {
                                 "compared with slurm.conf",
                             "pass --slurm-conf FILE"});
     }
-    subject.slurm = sjail::check::slurm_settings(sjail::check::parse_slurm_conf(conf_text),
-                                                 options.slurm_conf, SJAIL_SLURM_PLUGIN_DIR);
+    const auto conf = sjail::check::parse_slurm_conf(conf_text);
+    subject.slurm = sjail::check::slurm_settings(conf, options.slurm_conf, SJAIL_SLURM_PLUGIN_DIR);
+    if (subject.have_slurm_conf) {
+        const sjail::check::SlurmInterface built_for{SJAIL_SLURM_RELEASE,
+                                                     SJAIL_SLURM_NAMESPACE_PLUGINS != 0};
+        for (auto &finding : sjail::check::check_job_container_lines(
+                 sjail::check::job_container_lines(conf), built_for)) {
+            findings.push_back(std::move(finding));
+        }
+    }
     if (find_line(options, subject, findings)) {
         const auto parsed = sjail::parse_config(subject.line.args);
         if (!parsed.status.ok()) {

@@ -3,6 +3,7 @@
 // chroot.so line needs, the fixes, the report (plugstack.conf reading is the
 // library's: plugstack_test.cpp).
 #include "finding.hpp"
+#include "job_container_lines.hpp"
 #include "requirements.hpp"
 #include "slurm_conf.hpp"
 
@@ -188,6 +189,93 @@ TEST(Report, OneLinePerFindingAndASummary) {
     EXPECT_EQ(exit_status({}), 0);
     EXPECT_EQ(exit_status({warning}), 0);
     EXPECT_EQ(exit_status({warning, problem}), 1);
+}
+
+std::vector<Finding> job_container_findings(std::string_view conf, bool namespace_plugins) {
+    const SlurmInterface slurm{namespace_plugins ? "26.05" : "24.11", namespace_plugins};
+    return check_job_container_lines(job_container_lines(parse_slurm_conf(conf)), slurm);
+}
+
+TEST(JobContainerLines, EachReleaseWantsItsOwnLineAndContain) {
+    EXPECT_TRUE(job_container_findings("JobContainerType=job_container/slurm_jail\n"
+                                       "PrologFlags=Alloc,Contain\n",
+                                       false)
+                    .empty());
+    EXPECT_TRUE(
+        job_container_findings("NamespaceType=namespace/slurm_jail\nPrologFlags=contain\n", true)
+            .empty());
+    EXPECT_EQ(job_container_line({"24.11", false}), "JobContainerType=job_container/slurm_jail");
+    EXPECT_EQ(job_container_line({"26.05", true}), "NamespaceType=namespace/slurm_jail");
+
+    const auto no_contain =
+        job_container_findings("NamespaceType=namespace/slurm_jail\nPrologFlags=Alloc\n", true);
+    ASSERT_EQ(no_contain.size(), 1U);
+    EXPECT_EQ(no_contain[0].severity, Severity::Problem);
+    EXPECT_NE(no_contain[0].cause.find("PrologFlags has no Contain"), std::string::npos);
+    EXPECT_EQ(no_contain[0].fix, "add Contain to PrologFlags in slurm.conf (PrologFlags=Contain)");
+}
+
+TEST(JobContainerLines, NoneConfiguredIsAWarningWithTheReleasesLine) {
+    for (const bool ns : {false, true}) {
+        const auto none = job_container_findings("ClusterName=c\n", ns);
+        ASSERT_EQ(none.size(), 1U);
+        EXPECT_EQ(none[0].severity, Severity::Warning);
+        EXPECT_EQ(none[0].cause.find("(its Include files"), std::string::npos);
+        EXPECT_EQ(none[0].fix, "add " +
+                                   std::string(ns ? "NamespaceType=namespace/slurm_jail"
+                                                  : "JobContainerType=job_container/slurm_jail") +
+                                   " and PrologFlags=Contain to slurm.conf");
+    }
+    const auto included = job_container_findings("Include /etc/slurm/more.conf\n", true);
+    ASSERT_EQ(included.size(), 1U);
+    EXPECT_NE(included[0].cause.find("(its Include files were not read)"), std::string::npos);
+}
+
+TEST(JobContainerLines, OldLineOnANamespaceReleaseIsAWarning) {
+    const auto old = job_container_findings(
+        "JobContainerType=job_container/slurm_jail\nPrologFlags=Contain\n", true);
+    ASSERT_EQ(old.size(), 1U);
+    EXPECT_EQ(old[0].severity, Severity::Warning);
+    EXPECT_NE(old[0].cause.find("Slurm 26.05 reads it as NamespaceType"), std::string::npos);
+    EXPECT_EQ(old[0].fix, "write NamespaceType=namespace/slurm_jail instead");
+}
+
+TEST(JobContainerLines, NamespaceTypeOnAnOlderReleaseIsAProblem) {
+    const auto findings =
+        job_container_findings("NamespaceType=namespace/slurm_jail\nPrologFlags=Contain\n", false);
+    ASSERT_EQ(findings.size(), 2U);
+    EXPECT_EQ(findings[0].severity, Severity::Problem);
+    EXPECT_NE(findings[0].cause.find("which Slurm 24.11 does not know"), std::string::npos);
+    EXPECT_EQ(findings[0].fix, "write JobContainerType=job_container/slurm_jail instead");
+    // Slurm 24.11 ignores the line: no job container is loaded at all.
+    EXPECT_EQ(findings[1].severity, Severity::Warning);
+    EXPECT_NE(findings[1].cause.find("names no job container"), std::string::npos);
+}
+
+TEST(JobContainerLines, AnotherJobContainerStackedOrAloneIsAProblem) {
+    const auto stacked = job_container_findings(
+        "NamespaceType=namespace/linux,namespace/slurm_jail\nPrologFlags=Contain\n", true);
+    ASSERT_EQ(stacked.size(), 1U);
+    EXPECT_EQ(stacked[0].severity, Severity::Problem);
+    EXPECT_NE(stacked[0].cause.find("stacks namespace/linux with slurm-jail's job container"),
+              std::string::npos);
+    EXPECT_EQ(stacked[0].fix.rfind("use NamespaceType=namespace/slurm_jail alone", 0), 0U);
+
+    // 25.11 reads JobContainerType=job_container/tmpfs as namespace/tmpfs.
+    const auto mapped = job_container_findings("JobContainerType=job_container/tmpfs\n"
+                                               "NamespaceType=namespace/slurm_jail\n"
+                                               "PrologFlags=Contain\n",
+                                               true);
+    ASSERT_EQ(mapped.size(), 1U);
+    EXPECT_NE(mapped[0].cause.find("stacks job_container/tmpfs"), std::string::npos);
+
+    const auto alone = job_container_findings(
+        "JobContainerType=job_container/tmpfs\nPrologFlags=Contain\n", false);
+    ASSERT_EQ(alone.size(), 1U);
+    EXPECT_EQ(alone[0].severity, Severity::Problem);
+    EXPECT_NE(alone[0].cause.find("job_container/tmpfs makes per-job namespaces of its own"),
+              std::string::npos);
+    EXPECT_EQ(alone[0].fix.rfind("use JobContainerType=job_container/slurm_jail alone", 0), 0U);
 }
 
 } // namespace
