@@ -117,7 +117,7 @@ Status read_cache_candidates(const TrustedOpen &cache, std::vector<LibraryName> 
         return Status::failure("the loader cache " + cache.shown +
                                " cannot be read: " + s.message());
     }
-    candidates = driver_library_candidates(parsed);
+    candidates = driver_library_candidates(parsed, kBuildArch);
     return {};
 }
 
