@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "inspect.hpp"
 
+#include "jail_arch.hpp"
 #include "requirements.hpp"
+#include "sjail/core/arch.hpp"
 #include "sjail/core/jail_policy.hpp"
 #include "sjail/sys/gpu_view.hpp"
 #include "sjail/sys/jail_view.hpp"
@@ -10,8 +12,10 @@
 #include "sjail/sys/trusted_path.hpp"
 
 #include <algorithm>
+#include <array>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <optional>
 
@@ -146,8 +150,11 @@ void check_gpu(Run &run, std::vector<MountPoint> &points) {
     NodeGpu gpu;
     if (auto s = find_node_gpu(run.config, gpu); !s.ok()) {
         run.problem("gpu=" + std::string(gpu_mode_name(run.config.gpu)) + ": " + s.message(),
-                    "make the driver's files root-owned and closed to group and others, point "
-                    "gpu_driver_root= at it, or set gpu=off");
+                    has(s.message(), "; this node is ")
+                        ? "install the NVIDIA driver built for " + std::string(kBuildArch.name) +
+                              " there, or set gpu=off"
+                        : "make the driver's files root-owned and closed to group and others, "
+                          "point gpu_driver_root= at it, or set gpu=off");
         return;
     }
     if (!gpu.driver.found()) {
@@ -205,6 +212,24 @@ void check_state(Run &run) {
 Status open_in_jail(Run &run, const std::string &path, TrustedOpen &out, bool for_reading = false) {
     return open_trusted(run.jail.get(), "jail " + run.config.jail, path, TrustedKind::File, out,
                         for_reading);
+}
+
+// The jail's architecture, from the ELF header of its /bin/sh, against the node's.
+void check_jail_arch(Run &run) {
+    TrustedOpen sh;
+    if (!open_in_jail(run, "/bin/sh", sh, true).ok()) {
+        return; // nothing to tell it by; a refused system path is reported on its own
+    }
+    std::array<char, 64> header{};
+    const ssize_t n = ::pread(sh.fd.get(), header.data(), header.size(), 0);
+    if (n <= 0) {
+        return;
+    }
+    if (auto finding = jail_arch_finding(
+            run.config.jail, std::string_view(header.data(), static_cast<std::size_t>(n)),
+            kBuildArch)) {
+        run.findings.push_back(std::move(*finding));
+    }
 }
 
 void check_plugin_in_jail(Run &run) {
@@ -294,6 +319,7 @@ std::vector<Finding> inspect(const Subject &subject) {
     open_jail(run);
     if (run.jail.valid()) {
         check_system_paths(run);
+        check_jail_arch(run);
     }
     check_mount_points(run);
     check_state(run);

@@ -4,6 +4,7 @@
 #include "gpu_sandbox.hpp"
 #include "ldconfig_fixture.hpp"
 #include "sandbox.hpp"
+#include "sjail/core/arch.hpp"
 #include "sjail/core/driver_memo.hpp"
 #include "sjail/sys/gpu_driver.hpp"
 
@@ -248,6 +249,33 @@ TEST(GpuDiscover, AHalfDoneUpgradeIsAnError) {
                   const std::string e = discover(search({kNode}, GpuMode::Auto), d);
                   CHILD_EXPECT(contains(e, "libcuda.so.1 is driver 550.54.15 but its "
                                            "libnvidia-ml.so.1 is driver 580.159.04"));
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(GpuDiscover, ALoaderCacheOfAnotherArchitectureIsAnErrorInEveryMode) {
+    EXPECT_EQ(on_mnt([] {
+                  gpu_sandbox::make_node_root(kNode);
+                  gpu_sandbox::install_driver_in_root(kNode, "550.54.15");
+                  // The same files, as the other architecture's ldconfig lists them.
+                  const sjail::Arch &other = sjail::kBuildArch.name == sjail::kArchX8664.name
+                                                 ? sjail::kArchAarch64
+                                                 : sjail::kArchX8664;
+                  const std::string cache = kNode + "/etc/ld.so.cache";
+                  fixture::write_text(cache, fixture::with_entry_flags(fixture::read_bytes(cache),
+                                                                       "/", other.ld_cache_flags));
+                  for (const auto mode : {GpuMode::Auto, GpuMode::On}) {
+                      NodeDriver d;
+                      const std::string e = discover(search({kNode}, mode), d);
+                      CHILD_EXPECT(contains(e, "the loader cache " + cache + " holds only " +
+                                                   std::string(other.name) +
+                                                   " entries; this node is " +
+                                                   std::string(sjail::kBuildArch.name)));
+                      CHILD_EXPECT(contains(e, "install the NVIDIA driver built for " +
+                                                   std::string(sjail::kBuildArch.name)));
+                      CHILD_EXPECT(!d.found());
+                  }
                   return std::string();
               }),
               "");

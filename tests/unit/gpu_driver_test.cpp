@@ -214,7 +214,7 @@ TEST(GpuDriverSelect, CandidatesComeFromARealCacheInLoaderOrder) {
     sjail::LdCache cache;
     ASSERT_TRUE(
         sjail::parse_ld_cache(fixture::read_bytes(fixture::make_cache(dir.path())), cache).ok());
-    const auto candidates = sjail::driver_library_candidates(cache);
+    const auto candidates = sjail::driver_library_candidates(cache, sjail::kBuildArch);
     Strings got;
     for (const auto &c : candidates) {
         got.push_back(c.dir + "/" + c.name);

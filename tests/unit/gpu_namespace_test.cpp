@@ -158,7 +158,8 @@ TEST(GpuNamespace, AStepFindsTheNodesDriverByNameAndTheJailIsUntouched) {
                   CHILD_EXPECT(sjail::parse_ld_cache(
                                    fixture::read_bytes(config.state_dir + "/ld.so.cache"), cache)
                                    .ok());
-                  const auto *cuda = sjail::find_ld_cache_entry(cache, "libcuda.so.1");
+                  const auto *cuda =
+                      sjail::find_ld_cache_entry(cache, "libcuda.so.1", sjail::kBuildArch);
                   CHILD_EXPECT(cuda != nullptr && cuda->path == kLib64 + "/libcuda.so.1");
                   return std::string();
               }),

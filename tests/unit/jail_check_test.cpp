@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// slurm-jail-check's pure parts: slurm.conf reading, the mount points a
-// chroot.so line needs, the fixes, the report (plugstack.conf reading is the
-// library's: plugstack_test.cpp).
+// slurm-jail-check's pure parts: slurm.conf reading and its job container
+// lines, the mount points a chroot.so line needs, the fixes, the jail's
+// architecture, the report (plugstack.conf reading is the library's:
+// plugstack_test.cpp).
 #include "finding.hpp"
+#include "jail_arch.hpp"
 #include "job_container_lines.hpp"
 #include "requirements.hpp"
 #include "slurm_conf.hpp"
@@ -10,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 namespace sjail::check {
 namespace {
@@ -175,6 +179,50 @@ TEST(Requirements, FixesFollowTheCause) {
 TEST(Requirements, PasswdNames) {
     EXPECT_EQ(passwd_names("root:x:0:0::/root:/bin/sh\n#c:x\nslurm:x:64030:64030::/:/bin/false"),
               (std::vector<std::string>{"root", "slurm"}));
+}
+
+// The first bytes of this machine's /bin/sh, made out to be for `machine`
+// (64-bit, or 32-bit when `wide` is false).
+std::string sh_header_for(std::uint16_t machine, bool wide = true) {
+    std::ifstream in("/bin/sh", std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    std::string header = bytes.str().substr(0, 64);
+    EXPECT_EQ(header.size(), 64U);
+    header[EI_CLASS] = static_cast<char>(wide ? ELFCLASS64 : ELFCLASS32);
+    header[18] = static_cast<char>(machine & 0xffU);
+    header[19] = static_cast<char>(machine >> 8U);
+    return header;
+}
+
+TEST(JailArch, AJailOfTheNodesArchitecturePasses) {
+    EXPECT_EQ(jail_arch_finding("/mnt/jail", sh_header_for(EM_X86_64), kArchX8664), std::nullopt);
+    EXPECT_EQ(jail_arch_finding("/mnt/jail", sh_header_for(EM_AARCH64), kArchAarch64),
+              std::nullopt);
+}
+
+TEST(JailArch, AJailOfAnotherArchitectureIsOneProblemNamingBothAndTheFix) {
+    const auto arm_on_x86 = jail_arch_finding("/mnt/jail", sh_header_for(EM_AARCH64), kArchX8664);
+    ASSERT_TRUE(arm_on_x86.has_value());
+    EXPECT_EQ(format_finding(*arm_on_x86),
+              "PROBLEM: the jail /mnt/jail is aarch64 (its /bin/sh), but this node is x86-64: no "
+              "program in it can run here -- fix: give x86-64 nodes a jail built for x86-64 "
+              "(mmdebstrap --arch=amd64), or run this jail on nodes of its own architecture only");
+    const auto x86_on_arm = jail_arch_finding("/mnt/jail", sh_header_for(EM_X86_64), kArchAarch64);
+    ASSERT_TRUE(x86_on_arm.has_value());
+    EXPECT_NE(x86_on_arm->cause.find("is x86-64 (its /bin/sh), but this node is aarch64"),
+              std::string::npos);
+    EXPECT_NE(x86_on_arm->fix.find("mmdebstrap --arch=arm64"), std::string::npos);
+    const auto i386 = jail_arch_finding("/j", sh_header_for(EM_386, false), kArchX8664);
+    ASSERT_TRUE(i386.has_value());
+    EXPECT_NE(i386->cause.find("the jail /j is i386"), std::string::npos);
+}
+
+TEST(JailArch, AShellThatIsNoElfProgramTellsNothing) {
+    EXPECT_EQ(
+        jail_arch_finding("/mnt/jail", "#!/bin/busybox sh\nexec busybox sh \"$@\"\n", kArchX8664),
+        std::nullopt);
+    EXPECT_EQ(jail_arch_finding("/mnt/jail", "", kArchX8664), std::nullopt);
 }
 
 TEST(Report, OneLinePerFindingAndASummary) {

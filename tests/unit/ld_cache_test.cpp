@@ -58,9 +58,9 @@ TEST(LdCache, HostCacheMatchesLdconfigPrint) {
     EXPECT_GT(cache.entries.size(), 10U);
     EXPECT_EQ(listed(cache), fixture::ldconfig_print("/etc/ld.so.cache"));
     EXPECT_NE(cache.generator.find("ldconfig"), std::string::npos) << cache.generator;
-    const auto *libc = sjail::find_ld_cache_entry(cache, "libc.so.6");
+    const auto *libc = sjail::find_ld_cache_entry(cache, "libc.so.6", sjail::kBuildArch);
     ASSERT_NE(libc, nullptr);
-    EXPECT_EQ(libc->flags, sjail::kLdCacheX8664Libc6);
+    EXPECT_EQ(libc->flags, sjail::kBuildArch.ld_cache_flags);
 }
 
 TEST(LdCache, GeneratedCacheListsTheFakeDriverAndLibc) {
@@ -72,12 +72,12 @@ TEST(LdCache, GeneratedCacheListsTheFakeDriverAndLibc) {
     EXPECT_EQ(listed(cache), fixture::ldconfig_print(dir.path() + "/ld.so.cache"));
     for (const std::string name :
          {"libcuda.so.1", "libnvidia-ml.so.1", "libnvidia-ptxjitcompiler.so.1", "libc.so.6"}) {
-        const auto *e = sjail::find_ld_cache_entry(cache, name);
+        const auto *e = sjail::find_ld_cache_entry(cache, name, sjail::kBuildArch);
         ASSERT_NE(e, nullptr) << name;
         EXPECT_EQ(e->path, "/usr/lib/x86_64-linux-gnu/" + name);
         EXPECT_TRUE(e->hwcaps_subdir.empty());
     }
-    EXPECT_EQ(sjail::find_ld_cache_entry(cache, "libcuda.so.2"), nullptr);
+    EXPECT_EQ(sjail::find_ld_cache_entry(cache, "libcuda.so.2", sjail::kBuildArch), nullptr);
 }
 
 TEST(LdCache, TheFirstDirectoryInTheConfWinsAsForTheLoader) {
@@ -90,7 +90,7 @@ TEST(LdCache, TheFirstDirectoryInTheConfWinsAsForTheLoader) {
     LdCache cache;
     ASSERT_TRUE(parse_ld_cache(fixture::read_bytes(path), cache).ok());
     EXPECT_EQ(listed(cache), fixture::ldconfig_print(path));
-    const auto *e = sjail::find_ld_cache_entry(cache, "libcuda.so.1");
+    const auto *e = sjail::find_ld_cache_entry(cache, "libcuda.so.1", sjail::kBuildArch);
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->path, "/opt/new/libcuda.so.1");
     std::size_t both = 0;
@@ -117,7 +117,7 @@ TEST(LdCache, GlibcHwcapsEntriesAreNamedAndNotTakenForPlainLookups) {
         }
     }
     EXPECT_TRUE(found);
-    EXPECT_EQ(sjail::find_ld_cache_entry(cache, "libcuda.so.1"), nullptr);
+    EXPECT_EQ(sjail::find_ld_cache_entry(cache, "libcuda.so.1", sjail::kBuildArch), nullptr);
 }
 
 TEST(LdCache, TheOldAndCompatFormatsAreRefusedWithTheFix) {

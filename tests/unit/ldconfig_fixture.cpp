@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -146,6 +147,47 @@ std::string make_cache(const std::string &root, const std::vector<std::string> &
         throw std::runtime_error("ldconfig failed: " + out);
     }
     return root + "/ld.so.cache";
+}
+
+namespace {
+
+// glibc's "glibc-ld.so.cache1.1" layout: the entry count, then 24-byte
+// entries (flags, name offset, path offset, ...) after the 48-byte header.
+constexpr std::size_t kCountAt = 20;
+constexpr std::size_t kEntriesAt = 48;
+constexpr std::size_t kEntrySize = 24;
+constexpr std::size_t kPathAt = 8;
+
+std::uint32_t u32_at(const std::string &bytes, std::size_t at) {
+    if (at + 4 > bytes.size()) {
+        throw std::runtime_error("loader cache truncated at " + std::to_string(at));
+    }
+    std::uint32_t v = 0;
+    for (std::size_t i = 0; i < 4; ++i) {
+        v |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
+    }
+    return v;
+}
+
+} // namespace
+
+std::string with_entry_flags(std::string bytes, const std::string &path_prefix,
+                             std::int32_t flags) {
+    const std::uint32_t count = u32_at(bytes, kCountAt);
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t at = kEntriesAt + i * kEntrySize;
+        const std::size_t path = u32_at(bytes, at + kPathAt);
+        if (path >= bytes.size()) {
+            throw std::runtime_error("loader cache entry " + std::to_string(i) + " has no path");
+        }
+        if (std::string_view(bytes.c_str() + path).starts_with(path_prefix)) {
+            for (std::size_t k = 0; k < 4; ++k) {
+                bytes[at + k] =
+                    static_cast<char>((static_cast<std::uint32_t>(flags) >> (8 * k)) & 0xffU);
+            }
+        }
+    }
+    return bytes;
 }
 
 std::vector<std::string> ldconfig_print(const std::string &cache) {

@@ -4,6 +4,7 @@
 // the node's own ldconfig run over them. Errors throw std::runtime_error.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -52,6 +53,12 @@ int run(const std::vector<std::string> &argv, std::string *output = nullptr,
 
 // ldconfig -X -r ROOT -C /ld.so.cache -f /etc/ld.so.conf EXTRA...; returns ROOT/ld.so.cache.
 std::string make_cache(const std::string &root, const std::vector<std::string> &extra = {});
+
+// The cache `bytes` (as make_cache writes it) with the flags of every entry
+// whose path starts with `path_prefix` set to `flags`: the cache that the
+// ldconfig of another architecture writes for the same files, whose entries
+// differ only in the ABI their flags name (e.g. 0x0a03 for aarch64).
+std::string with_entry_flags(std::string bytes, const std::string &path_prefix, std::int32_t flags);
 
 // What `ldconfig -p -C CACHE` lists: "name|path" per entry, in order.
 std::vector<std::string> ldconfig_print(const std::string &cache);

@@ -220,9 +220,11 @@ TEST(LoaderCache, JobsFindTheNodesDriverByNameAndTheJailIsUntouched) {
                 // The node-local cache lists the driver's directory first.
                 sjail::LdCache cache;
                 CHILD_EXPECT(sjail::parse_ld_cache(fixture::read_bytes(kCache), cache).ok());
-                const auto *cuda = sjail::find_ld_cache_entry(cache, "libcuda.so.1");
+                const auto *cuda =
+                    sjail::find_ld_cache_entry(cache, "libcuda.so.1", sjail::kBuildArch);
                 CHILD_EXPECT(cuda != nullptr && cuda->path == kLib64 + "/libcuda.so.1");
-                const auto *libc = sjail::find_ld_cache_entry(cache, "libc.so.6");
+                const auto *libc =
+                    sjail::find_ld_cache_entry(cache, "libc.so.6", sjail::kBuildArch);
                 CHILD_EXPECT(libc != nullptr && libc->path == "/lib/x86_64-linux-gnu/libc.so.6");
                 return std::string();
             }),

@@ -230,11 +230,11 @@ std::string driver_version_suffix(std::string_view file_name) {
     return is_driver_version(rest) ? std::string(rest) : "";
 }
 
-std::vector<LibraryName> driver_library_candidates(const LdCache &cache) {
+std::vector<LibraryName> driver_library_candidates(const LdCache &cache, const Arch &arch) {
     std::vector<LibraryName> out;
     std::set<std::string, std::less<>> seen;
     for (const auto &e : cache.entries) {
-        if (e.flags != kLdCacheX8664Libc6 || !e.hwcaps_subdir.empty() ||
+        if (e.flags != arch.ld_cache_flags || !e.hwcaps_subdir.empty() ||
             !is_driver_library_name(e.name) || !seen.insert(e.name).second) {
             continue;
         }

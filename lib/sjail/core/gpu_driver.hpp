@@ -66,10 +66,12 @@ struct LibraryName {
 };
 
 // The names that the node's loader cache resolves to driver-family files:
-// x86-64 libc6 entries outside glibc-hwcaps subdirectories, first entry per
-// name (the one the loader uses), in cache order; `real` is left empty for
-// the system layer to fill in. `dir` is the entry path's directory.
-std::vector<LibraryName> driver_library_candidates(const LdCache &cache);
+// entries of `arch` (the node's: kBuildArch) outside glibc-hwcaps
+// subdirectories, first entry per name (the one the loader uses), in cache
+// order; entries of other architectures (a multiarch node's i386 driver)
+// are skipped. `real` is left empty for the system layer to fill in. `dir`
+// is the entry path's directory.
+std::vector<LibraryName> driver_library_candidates(const LdCache &cache, const Arch &arch);
 
 struct DriverLibrary {
     std::string dir;                // node directory holding the real file

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/jail_policy.hpp"
 
+#include "sjail/core/arch.hpp"
+
 namespace sjail {
 
-const char *multiarch() {
-    return SJAIL_MULTIARCH;
+std::string multiarch() {
+    return std::string(kBuildArch.multiarch);
 }
 
 std::vector<std::string> jail_system_paths() {

@@ -14,8 +14,9 @@
 
 namespace sjail {
 
-// The multiarch library directory name, e.g. "x86_64-linux-gnu".
-const char *multiarch();
+// The node's multiarch library directory name, e.g. "x86_64-linux-gnu"
+// (the build's architecture: kBuildArch).
+std::string multiarch();
 
 // Absolute paths inside the jail, parents before children. A path missing
 // from the jail is fine (nothing there can be loaded); one that exists must

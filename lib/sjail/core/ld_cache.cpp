@@ -215,9 +215,10 @@ Status parse_ld_cache(std::string_view bytes, LdCache &out) {
     return {};
 }
 
-const LdCacheEntry *find_ld_cache_entry(const LdCache &cache, std::string_view name) {
+const LdCacheEntry *find_ld_cache_entry(const LdCache &cache, std::string_view name,
+                                        const Arch &arch) {
     for (const auto &e : cache.entries) {
-        if (e.name == name && e.flags == kLdCacheX8664Libc6 && e.hwcaps_subdir.empty()) {
+        if (e.name == name && e.flags == arch.ld_cache_flags && e.hwcaps_subdir.empty()) {
             return &e;
         }
     }

@@ -8,6 +8,7 @@
 // reads the new format, and ldconfig writes it unless told `-c old|compat`.
 #pragma once
 
+#include "sjail/core/arch.hpp"
 #include "sjail/core/status.hpp"
 
 #include <cstdint>
@@ -17,16 +18,10 @@
 
 namespace sjail {
 
-// Entry flags (glibc's FLAG_*): the low byte is the library type, the high
-// byte the ABI. The loader on x86-64 only takes entries with both below.
-inline constexpr std::int32_t kLdCacheElfLibc6 = 0x0003;
-inline constexpr std::int32_t kLdCacheX8664Lib64 = 0x0300;
-inline constexpr std::int32_t kLdCacheX8664Libc6 = kLdCacheElfLibc6 | kLdCacheX8664Lib64;
-
 struct LdCacheEntry {
-    std::string name; // what the loader looks up, e.g. "libcuda.so.1"
-    std::string path; // the file it opens, e.g. "/usr/lib/x86_64-linux-gnu/libcuda.so.1"
-    std::int32_t flags = 0;
+    std::string name;       // what the loader looks up, e.g. "libcuda.so.1"
+    std::string path;       // the file it opens, e.g. "/usr/lib/x86_64-linux-gnu/libcuda.so.1"
+    std::int32_t flags = 0; // glibc's: library type and ABI (sjail/core/arch.hpp)
     std::uint64_t hwcap = 0;
     std::string hwcaps_subdir; // "x86-64-v3" for glibc-hwcaps entries, else empty
 
@@ -43,8 +38,9 @@ struct LdCache {
 // nothing is read outside `bytes`.
 Status parse_ld_cache(std::string_view bytes, LdCache &out);
 
-// The entry the x86-64 loader resolves `name` to: the first plain (not
-// glibc-hwcaps) entry with the x86-64 libc6 flags. Null when there is none.
-const LdCacheEntry *find_ld_cache_entry(const LdCache &cache, std::string_view name);
+// The entry the loader of `arch` resolves `name` to: the first plain (not
+// glibc-hwcaps) entry with that architecture's flags. Null when there is none.
+const LdCacheEntry *find_ld_cache_entry(const LdCache &cache, std::string_view name,
+                                        const Arch &arch);
 
 } // namespace sjail

@@ -3,6 +3,7 @@
 
 #include "sjail/core/driver_memo.hpp"
 #include "sjail/core/ld_cache.hpp"
+#include "sjail/core/ld_cache_arch.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/safe_open.hpp"
@@ -117,7 +118,13 @@ Status read_cache_candidates(const TrustedOpen &cache, std::vector<LibraryName> 
         return Status::failure("the loader cache " + cache.shown +
                                " cannot be read: " + s.message());
     }
-    candidates = driver_library_candidates(parsed);
+    if (auto s = check_ld_cache_arch(parsed, kBuildArch, cache.shown); !s.ok()) {
+        const std::string arch(kBuildArch.name);
+        return Status::failure(s.message() + "; install the NVIDIA driver built for " + arch +
+                               " (from a driver container: its " + arch +
+                               " image), or point gpu_driver_root= at the root that holds it");
+    }
+    candidates = driver_library_candidates(parsed, kBuildArch);
     return {};
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/sys/ld_cache.hpp"
 
+#include "sjail/core/arch.hpp"
 #include "sjail/core/ld_so_conf.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "sjail/sys/child_process.hpp"
@@ -32,10 +33,12 @@ namespace sjail {
 namespace {
 
 // ldconfig's built-in directories on Debian (SLIBDIR and LIBDIR, the
-// multiarch ones, and the generic ones it always adds), scanned after the
-// configured ones.
-constexpr const char *kBuiltinDirs[] = {"/lib/" SJAIL_MULTIARCH, "/usr/lib/" SJAIL_MULTIARCH,
-                                        "/lib", "/usr/lib"};
+// node's multiarch ones, and the generic ones it always adds), scanned after
+// the configured ones.
+std::vector<std::string> builtin_dirs() {
+    const std::string multiarch(kBuildArch.multiarch);
+    return {"/lib/" + multiarch, "/usr/lib/" + multiarch, "/lib", "/usr/lib"};
+}
 constexpr int kMaxIncludeDepth = 16;
 constexpr std::size_t kMaxOutput = 16384;
 constexpr const char *kCacheName = "ld.so.cache";
@@ -397,7 +400,7 @@ Status check_result(const LoaderCacheRequest &request, int work, LdCache &cache)
         return Status::failure("the cache ldconfig wrote cannot be read: " + s.message());
     }
     for (const auto &name : request.expect_first) {
-        const LdCacheEntry *e = find_ld_cache_entry(cache, name);
+        const LdCacheEntry *e = find_ld_cache_entry(cache, name, kBuildArch);
         const bool first =
             e != nullptr && std::find(request.first_dirs.begin(), request.first_dirs.end(),
                                       parent_dir(e->path)) != request.first_dirs.end();
@@ -446,7 +449,8 @@ Status check_loader_inputs(int view_root, const std::vector<std::string> &first_
     }
     std::vector<std::string> dirs = first_dirs;
     dirs.insert(dirs.end(), walk.dirs.begin(), walk.dirs.end());
-    dirs.insert(dirs.end(), std::begin(kBuiltinDirs), std::end(kBuiltinDirs));
+    const std::vector<std::string> builtin = builtin_dirs();
+    dirs.insert(dirs.end(), builtin.begin(), builtin.end());
     std::set<std::string> seen;
     for (const auto &dir : dirs) {
         if (!seen.insert(dir).second) {
