@@ -147,7 +147,8 @@ kill_namespace_members() {
     local list=$1/namespaces pid ns
     [ -f "$list" ] || return 0
     # Never this machine's own namespaces (a list read too early holds them).
-    ns=$(stat -L -c %i /proc/1/ns/mnt /proc/1/ns/pid /proc/self/ns/mnt /proc/self/ns/pid)
+    ns=$(stat -L -c %i /proc/self/ns/mnt /proc/self/ns/pid
+        stat -L -c %i /proc/1/ns/mnt /proc/1/ns/pid 2>/dev/null || true)
     if grep -qxFf "$list" <<<"$ns"; then
         echo "kill_namespace_members: $list names this machine's own namespace; nothing killed" >&2
         return 1

@@ -28,6 +28,9 @@ SMOKE_GROUP2=sjsmokegrp
 SMOKE_GID2=5102
 PLUGIN_DIR=$LC_PLUGIN_DIR
 PLUGSTACK_LINE=$LC_PLUGSTACK_LINE
+# chroot.so alone: no job container, so no PrologFlags=Contain and none of
+# the proctrack/cgroup that the local cluster sets up for it.
+LC_CONTAIN=no
 # SLURM_JAIL_SMOKE_SLURM=REL: the node runs Slurm REL's daemons, from that
 # release's root (hack/release-rootfs), with the chroot.so of
 # SLURM_JAIL_BUILD_DIR (built against REL: hack/build-release) and a jail of
@@ -35,9 +38,9 @@ PLUGSTACK_LINE=$LC_PLUGSTACK_LINE
 SMOKE_RELEASE=${SLURM_JAIL_SMOKE_SLURM:-}
 [ "$SMOKE_RELEASE" != "$(host_release)" ] || SMOKE_RELEASE=
 
-# Runs a command inside the node's mount namespace (and its root: another
-# release's).
-in_node() { nsenter --target "$(cat "$SMOKE/holder.pid")" --mount --root --wd -- "$@"; }
+# Runs a command inside the node's mount namespace, from its root (for
+# another release, the release's root: release-root-exec pivoted into it).
+in_node() { nsenter --target "$(cat "$SMOKE/holder.pid")" --mount -- "$@"; }
 
 # Runs a command as the test user, from the user's home (the jail's /home).
 as_user() {
