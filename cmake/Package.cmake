@@ -2,10 +2,11 @@
 # The Debian package (cpack -G DEB in the build directory). A build is for
 # one Slurm release: Slurm refuses a plugin whose plugin_version is of another
 # release, so the package carries the release in its version
-# (slurm-jail_0.1.0+slurm24.11_amd64.deb) and depends on that release's
-# slurmd and libslurm. The package name stays slurm-jail: builds for two
-# releases install the same files, so a node has one of them, and moving a
-# node to another Slurm release is an upgrade of that one package.
+# (slurm-jail_0.1.0+slurm24.11_amd64.deb; _arm64.deb from an arm64 build)
+# and depends on that release's slurmd and libslurm. The package name stays
+# slurm-jail: builds for two releases install the same files, so a node has
+# one of them, and moving a node to another Slurm release is an upgrade of
+# that one package.
 #
 # Needs SLURM_RELEASE, SLURM_VERSION_MAJOR/MINOR, SLURM_LIBRARY and
 # SLURM_SONAME (cmake/SlurmRelease.cmake).
@@ -30,6 +31,16 @@ if(slurm_next_minor LESS 10)
     set(slurm_next_minor "0${slurm_next_minor}")
 endif()
 set(slurm_next "${SLURM_VERSION_MAJOR}.${slurm_next_minor}~")
+
+# The architecture the build is for (a cross build's, not this machine's).
+if(CMAKE_SYSTEM_PROCESSOR STREQUAL "aarch64")
+    set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE arm64)
+elseif(CMAKE_SYSTEM_PROCESSOR STREQUAL "x86_64")
+    set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
+else()
+    message(FATAL_ERROR "no Debian architecture known for CMAKE_SYSTEM_PROCESSOR "
+                        "'${CMAKE_SYSTEM_PROCESSOR}' (cmake/Package.cmake knows aarch64 and x86_64)")
+endif()
 
 set(CPACK_GENERATOR "DEB")
 set(CPACK_PACKAGE_NAME "slurm-jail")

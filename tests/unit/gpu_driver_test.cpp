@@ -206,11 +206,12 @@ TEST(GpuDriverSelect, TheLoadersFirstCopyOfANameWins) {
 
 TEST(GpuDriverSelect, CandidatesComeFromARealCacheInLoaderOrder) {
     const fixture::TempDir dir;
-    fixture::install_host_libc(dir.path() + "/usr/lib/x86_64-linux-gnu");
-    fixture::install_fake_libs("550.54.15", dir.path() + "/usr/lib/x86_64-linux-gnu");
+    fixture::install_host_libc(dir.path() + fixture::kMultiarchLib);
+    fixture::install_fake_libs("550.54.15", dir.path() + fixture::kMultiarchLib);
     fixture::install_fake_libs("580.159.04", dir.path() + "/opt/newer");
     fixture::make_dirs(dir.path() + "/etc");
-    fixture::write_text(dir.path() + "/etc/ld.so.conf", "/opt/newer\n/usr/lib/x86_64-linux-gnu\n");
+    fixture::write_text(dir.path() + "/etc/ld.so.conf",
+                        "/opt/newer\n" + fixture::kMultiarchLib + "\n");
     sjail::LdCache cache;
     ASSERT_TRUE(
         sjail::parse_ld_cache(fixture::read_bytes(fixture::make_cache(dir.path())), cache).ok());

@@ -185,9 +185,12 @@ TEST(LdCacheArch, FlagsAreNamedAsLdconfigNamesTheirArchitecture) {
 
 TEST(Arch, TheBuildsArchitectureIsThisMachines) {
     EXPECT_EQ(sjail::kBuildArch.multiarch, std::string_view(SJAIL_MULTIARCH));
-    EXPECT_EQ(elf_name(fixture::read_bytes("/bin/sh")), sjail::kBuildArch.name);
+    EXPECT_EQ(elf_name(fixture::read_bytes(fixture::machine_file("/bin/sh"))),
+              sjail::kBuildArch.name);
     LdCache cache;
-    ASSERT_TRUE(sjail::parse_ld_cache(fixture::read_bytes("/etc/ld.so.cache"), cache).ok());
+    ASSERT_TRUE(
+        sjail::parse_ld_cache(fixture::read_bytes(fixture::machine_file("/etc/ld.so.cache")), cache)
+            .ok());
     EXPECT_EQ(sjail::check_ld_cache_arch(cache, sjail::kBuildArch, "/etc/ld.so.cache").message(),
               "");
 }

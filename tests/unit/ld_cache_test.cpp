@@ -33,13 +33,14 @@ std::uint32_t get_u32(const std::string &bytes, std::size_t at) {
     return v;
 }
 
-// A small root: libc and the fake 550 driver in /usr/lib/x86_64-linux-gnu.
+// A small root: libc and the fake 550 driver in the multiarch directory
+// (/usr/lib/x86_64-linux-gnu), as the driver's packages lay it out.
 std::string small_cache(const TempDir &dir) {
-    const std::string lib = dir.path() + "/usr/lib/x86_64-linux-gnu";
+    const std::string lib = dir.path() + fixture::kMultiarchLib;
     fixture::install_host_libc(lib);
     fixture::install_fake_libs("550.54.15", lib);
     fixture::make_dirs(dir.path() + "/etc");
-    fixture::write_text(dir.path() + "/etc/ld.so.conf", "/usr/lib/x86_64-linux-gnu\n");
+    fixture::write_text(dir.path() + "/etc/ld.so.conf", fixture::kMultiarchLib + "\n");
     return fixture::read_bytes(fixture::make_cache(dir.path()));
 }
 
@@ -53,10 +54,11 @@ std::string parse_error(const std::string &bytes) {
 
 TEST(LdCache, HostCacheMatchesLdconfigPrint) {
     LdCache cache;
-    const auto s = parse_ld_cache(fixture::read_bytes("/etc/ld.so.cache"), cache);
+    const std::string host_cache = fixture::machine_file("/etc/ld.so.cache");
+    const auto s = parse_ld_cache(fixture::read_bytes(host_cache), cache);
     ASSERT_TRUE(s.ok()) << s.message();
     EXPECT_GT(cache.entries.size(), 10U);
-    EXPECT_EQ(listed(cache), fixture::ldconfig_print("/etc/ld.so.cache"));
+    EXPECT_EQ(listed(cache), fixture::ldconfig_print(host_cache));
     EXPECT_NE(cache.generator.find("ldconfig"), std::string::npos) << cache.generator;
     const auto *libc = sjail::find_ld_cache_entry(cache, "libc.so.6", sjail::kBuildArch);
     ASSERT_NE(libc, nullptr);
@@ -74,7 +76,7 @@ TEST(LdCache, GeneratedCacheListsTheFakeDriverAndLibc) {
          {"libcuda.so.1", "libnvidia-ml.so.1", "libnvidia-ptxjitcompiler.so.1", "libc.so.6"}) {
         const auto *e = sjail::find_ld_cache_entry(cache, name, sjail::kBuildArch);
         ASSERT_NE(e, nullptr) << name;
-        EXPECT_EQ(e->path, "/usr/lib/x86_64-linux-gnu/" + name);
+        EXPECT_EQ(e->path, fixture::kMultiarchLib + "/" + name);
         EXPECT_TRUE(e->hwcaps_subdir.empty());
     }
     EXPECT_EQ(sjail::find_ld_cache_entry(cache, "libcuda.so.2", sjail::kBuildArch), nullptr);

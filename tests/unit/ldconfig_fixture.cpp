@@ -77,8 +77,21 @@ void install_host_libc(const std::string &lib_dir) {
     make_dirs(lib_dir);
     fs::copy_file(kMultiarchLib + "/libc.so.6", lib_dir + "/libc.so.6",
                   fs::copy_options::overwrite_existing);
-    fs::copy_file(kMultiarchLib + "/ld-linux-x86-64.so.2", lib_dir + "/ld-linux-x86-64.so.2",
+    fs::copy_file(kMultiarchLib + "/" + kLoaderName, lib_dir + "/" + kLoaderName,
                   fs::copy_options::overwrite_existing);
+}
+
+std::string machine_file(const std::string &path) {
+    return std::string(SJAIL_TEST_MACHINE_ROOT) + path;
+}
+
+std::vector<std::string> ldconfig_argv() {
+    std::vector<std::string> argv;
+    if (!std::string_view(SJAIL_TEST_EMULATOR).empty()) {
+        argv.emplace_back(SJAIL_TEST_EMULATOR);
+    }
+    argv.emplace_back(SJAIL_TEST_LDCONFIG);
+    return argv;
 }
 
 int run_capturing(const std::function<void()> &exec, std::string &output) {
@@ -139,8 +152,8 @@ int run(const std::vector<std::string> &argv, std::string *output, const std::st
 }
 
 std::string make_cache(const std::string &root, const std::vector<std::string> &extra) {
-    std::vector<std::string> argv = {"/sbin/ldconfig", "-X", "-r", root, "-C", "/ld.so.cache", "-f",
-                                     "/etc/ld.so.conf"};
+    std::vector<std::string> argv = ldconfig_argv();
+    argv.insert(argv.end(), {"-X", "-r", root, "-C", "/ld.so.cache", "-f", "/etc/ld.so.conf"});
     argv.insert(argv.end(), extra.begin(), extra.end());
     std::string out;
     if (run(argv, &out) != 0) {
@@ -192,7 +205,9 @@ std::string with_entry_flags(std::string bytes, const std::string &path_prefix,
 
 std::vector<std::string> ldconfig_print(const std::string &cache) {
     std::string out;
-    if (run({"/sbin/ldconfig", "-p", "-C", cache}, &out) != 0) {
+    std::vector<std::string> argv = ldconfig_argv();
+    argv.insert(argv.end(), {"-p", "-C", cache});
+    if (run(argv, &out) != 0) {
         throw std::runtime_error("ldconfig -p failed: " + out);
     }
     std::vector<std::string> entries;
