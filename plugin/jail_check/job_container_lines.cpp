@@ -2,7 +2,6 @@
 #include "job_container_lines.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,23 +10,6 @@ namespace sjail::check {
 namespace {
 
 constexpr std::string_view kOurs = "slurm_jail";
-
-std::string lower(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
-
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) {
-        text.remove_prefix(1);
-    }
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
-        text.remove_suffix(1);
-    }
-    return text;
-}
 
 // "namespace/linux,namespace/slurm_jail" -> its non-empty items.
 std::vector<std::string> split_list(std::string_view list) {

@@ -9,22 +9,6 @@
 namespace sjail::check {
 namespace {
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
-
-std::string_view trim(std::string_view text) {
-    const auto first = text.find_first_not_of(" \t\r");
-    if (first == std::string_view::npos) {
-        return {};
-    }
-    const auto last = text.find_last_not_of(" \t\r");
-    return text.substr(first, last - first + 1);
-}
-
 // The first "Key=Value" of a line; a value may be quoted.
 void take_line(std::string_view line, SlurmConf &out) {
     if (const auto hash = line.find('#'); hash != std::string_view::npos) {
@@ -60,6 +44,22 @@ std::vector<std::string> split_colons(const std::string &text) {
 }
 
 } // namespace
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+std::string_view trim(std::string_view text) {
+    const auto first = text.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos) {
+        return {};
+    }
+    const auto last = text.find_last_not_of(" \t\r");
+    return text.substr(first, last - first + 1);
+}
 
 std::string SlurmConf::get(std::string_view key, std::string_view fallback) const {
     const auto found = values.find(lower(key));

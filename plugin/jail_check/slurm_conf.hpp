@@ -33,6 +33,12 @@ struct SlurmSettings {
 SlurmSettings slurm_settings(const SlurmConf &conf, const std::string &conf_path,
                              const std::string &default_plugin_dir);
 
+// ASCII lower case, as slurm.conf's keys compare.
+std::string lower(std::string_view text);
+
+// Without the blanks (space, tab, CR) around it.
+std::string_view trim(std::string_view text);
+
 // The directory part of an absolute path ("/etc/slurm/x" -> "/etc/slurm", "/x" -> "/").
 std::string parent_dir(std::string_view path);
 
