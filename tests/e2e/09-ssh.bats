@@ -81,6 +81,7 @@ Subsystem sftp internal-sftp
 AllowTcpForwarding yes
 LogLevel VERBOSE
 EOF
+    sshd_config_for_refusal_tests
 }
 
 # use_plugstack LINE: the plugstack.conf the module reads (root-owned).

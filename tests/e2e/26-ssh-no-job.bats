@@ -85,6 +85,7 @@ AuthorizedKeysFile $NJDIR/keys/%u
 PermitRootLogin no
 LogLevel VERBOSE
 EOF
+    sshd_config_for_refusal_tests
 }
 
 nojob_port_open() { nsenter --net="$STATE/netns/node1" bash -c 'exec 3<>/dev/tcp/127.0.0.1/2231' 2>/dev/null; }

@@ -45,6 +45,16 @@ if [ ! -e "$RELEASE_ROOTFS$PAM_SLURM_ADOPT" ]; then
     PAM_SLURM_ADOPT=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/security/pam_slurm_adopt.so
 fi
 
+# sshd_config_for_refusal_tests: sshd_config lines for a test sshd that is
+# refused logins on purpose. OpenSSH 9.8 and later (Debian 13 on) stop taking
+# connections from an address after a few failed logins, and every test
+# client connects from the same one.
+sshd_config_for_refusal_tests() {
+    if grep -q PerSourcePenalties "$RELEASE_ROOTFS/usr/sbin/sshd"; then
+        echo 'PerSourcePenalties no'
+    fi
+}
+
 elapsed_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 
 install_probe() {
