@@ -117,6 +117,28 @@ TEST(Config, BuildTimeoutInSeconds) {
     EXPECT_EQ(parsed.config.build_timeout_s, 5);
 }
 
+TEST(Config, RecheckInSecondsZeroAskingEveryStep) {
+    EXPECT_EQ(parse_config({"jail=/j"}).config.recheck_s, 60);
+    for (const auto &[text, seconds] :
+         std::vector<std::pair<std::string, int>>{{"recheck=0", 0}, {"recheck=5", 5}}) {
+        auto parsed = parse_config({"jail=/j", text});
+        ASSERT_TRUE(parsed.status.ok()) << parsed.status.message();
+        EXPECT_EQ(parsed.config.recheck_s, seconds) << text;
+    }
+}
+
+TEST(ConfigErrors, RecheckOutOfRangeOrNotANumber) {
+    for (const char *bad : {"recheck=3601", "recheck=1m", "recheck=", "recheck=-1"}) {
+        const std::string message = error_of({"jail=/j", bad});
+        EXPECT_NE(message.find("recheck=" + std::string(bad).substr(8) +
+                               " is not a number of seconds from 0 to 3600"),
+                  std::string::npos)
+            << bad << ": " << message;
+    }
+    EXPECT_NE(error_of({"jail=/j", "recheck=5", "recheck=6"}).find("given twice"),
+              std::string::npos);
+}
+
 TEST(ConfigErrors, BuildTimeoutOutOfRangeOrNotANumber) {
     for (const char *bad : {"build_timeout=0", "build_timeout=3601", "build_timeout=5s",
                             "build_timeout=", "build_timeout=-1"}) {

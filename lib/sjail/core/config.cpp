@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::string_view kHint =
     "; see chroot.so(8) for the settings (jail= bind= munge= conf_dir= spool= tmp= state= "
-    "allow_opt_out= build_timeout= job_tmp= job_tmp_size= job_shm_size= proc= gpu= "
+    "allow_opt_out= build_timeout= recheck= job_tmp= job_tmp_size= job_shm_size= proc= gpu= "
     "gpu_driver_root= gpu_mps_dir= run=)";
 
 constexpr int kMaxBuildTimeout = 3600;
@@ -133,14 +133,14 @@ Status set_once(std::set<std::string> &seen, const std::string &key, std::string
     return {};
 }
 
-Status parse_seconds(const std::string &key, const std::string &value, int &out) {
+Status parse_seconds(const std::string &key, const std::string &value, int &out, int least = 1) {
     int seconds = 0;
     const auto *end = value.data() + value.size();
     auto [ptr, ec] = std::from_chars(value.data(), end, seconds);
-    if (value.empty() || ec != std::errc() || ptr != end || seconds < 1 ||
+    if (value.empty() || ec != std::errc() || ptr != end || seconds < least ||
         seconds > kMaxBuildTimeout) {
-        return Status::failure(key + "=" + value + " is not a number of seconds from 1 to " +
-                               std::to_string(kMaxBuildTimeout));
+        return Status::failure(key + "=" + value + " is not a number of seconds from " +
+                               std::to_string(least) + " to " + std::to_string(kMaxBuildTimeout));
     }
     out = seconds;
     return {};
@@ -196,6 +196,9 @@ Status parse_run_mode(const std::string &value, RunMode &out) {
 Status apply_value(Config &config, const std::string &key, const std::string &value) {
     if (key == "build_timeout") {
         return parse_seconds(key, value, config.build_timeout_s);
+    }
+    if (key == "recheck") {
+        return parse_seconds(key, value, config.recheck_s, 0);
     }
     if (key == "job_tmp") {
         return parse_job_tmp(value, config);
@@ -268,8 +271,8 @@ Status apply(Config &config, std::set<std::string> &seen, const std::string &arg
         }
         return {};
     }
-    for (const char *name :
-         {"build_timeout", "job_tmp", "job_tmp_size", "job_shm_size", "proc", "gpu", "run"}) {
+    for (const char *name : {"build_timeout", "recheck", "job_tmp", "job_tmp_size", "job_shm_size",
+                             "proc", "gpu", "run"}) {
         if (key == name) {
             if (!seen.insert(key).second) {
                 return Status::failure(key + "= is given twice; give it once");

@@ -43,6 +43,7 @@ struct Config {
     std::string state_dir = "/run/slurm-jail";       // state=
     std::vector<std::string> allow_opt_out;          // allow_opt_out=user,uid,...
     int build_timeout_s = 30;                        // build_timeout= (seconds)
+    int recheck_s = 60;                              // recheck= (seconds; 0: every step)
     JobTmp job_tmp = JobTmp::Tmpfs;                  // job_tmp=tmpfs|DIR|node
     std::string job_tmp_dir;                         // job_tmp=DIR
     std::string job_tmp_size;                        // job_tmp_size= (tmpfs size=)

@@ -161,7 +161,8 @@ std::string driver_memo_path(const Config &config) {
     return config.state_dir + "/driver-memo";
 }
 
-Status find_node_gpu(const Config &config, NodeGpu &out) {
+Status find_node_gpu(const Config &config, NodeGpu &out,
+                     const std::function<Status(std::string &)> &jail_loader_line) {
     out = NodeGpu{};
     const std::string mode(gpu_mode_name(config.gpu));
     if (auto s = discover_node_driver(driver_search_for(config), out.driver); !s.ok()) {
@@ -172,7 +173,9 @@ Status find_node_gpu(const Config &config, NodeGpu &out) {
         return {};
     }
     std::string jail_cache;
-    if (auto s = jail_loader_stamp(config.jail, jail_cache); !s.ok()) {
+    if (auto s = jail_loader_line ? jail_loader_line(jail_cache)
+                                  : jail_loader_stamp(config.jail, jail_cache);
+        !s.ok()) {
         return s;
     }
     out.stamp = "gpu " + mode + " " + out.driver.root + "\n" +

@@ -16,6 +16,7 @@
 #include "sjail/core/status.hpp"
 #include "sjail/sys/gpu_driver.hpp"
 
+#include <functional>
 #include <string>
 
 namespace sjail {
@@ -35,8 +36,11 @@ DriverSearch driver_search_for(const Config &config);
 std::string driver_memo_path(const Config &config);
 
 // Finds the node's driver as `config` asks. An error (gpu=on and none found,
-// or a driver that cannot be trusted in any mode) is one line.
-Status find_node_gpu(const Config &config, NodeGpu &out);
+// or a driver that cannot be trusted in any mode) is one line. The jail's
+// loader cache identity goes into the stamp, asked of `jail_loader_line`
+// only when there is a driver (jail_probe.hpp), else read from the jail.
+Status find_node_gpu(const Config &config, NodeGpu &out,
+                     const std::function<Status(std::string &)> &jail_loader_line = {});
 
 // In the builder: mounts `driver` into the view (the jail bound onto itself
 // at config.jail, `view` its fd), builds STATE/ld.so.cache and binds it

@@ -4,6 +4,7 @@
 #include "sjail/core/arch.hpp"
 #include "sjail/core/ld_so_conf.hpp"
 #include "sjail/core/path_rules.hpp"
+#include "sjail/sys/cached_stat.hpp"
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/gpu_driver.hpp"
 #include "sjail/sys/safe_open.hpp"
@@ -483,6 +484,31 @@ Status jail_loader_stamp(const std::string &jail, std::string &out) {
     }
     out = identity_stamp_line("jail-ld.so.cache", file_identity(cache.st));
     return {};
+}
+
+bool cached_jail_loader_stamp(int jail_root, std::string &out) {
+    const auto trusted = [](const struct stat &st) {
+        return st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+    };
+    struct stat st {};
+    const Fd etc = open_below(jail_root, "etc", O_PATH | O_NOFOLLOW, Resolve::BeneathCached);
+    if (!etc.valid() || fstat_cached(etc.get(), st) != 0 || !S_ISDIR(st.st_mode) || !trusted(st)) {
+        return false;
+    }
+    const Fd cache =
+        open_below(etc.get(), "ld.so.cache", O_PATH | O_NOFOLLOW, Resolve::BeneathCached);
+    if (!cache.valid()) {
+        if (errno != ENOENT) {
+            return false;
+        }
+        out = "jail-ld.so.cache none\n";
+        return true;
+    }
+    if (fstat_cached(cache.get(), st) != 0 || !S_ISREG(st.st_mode) || !trusted(st)) {
+        return false;
+    }
+    out = identity_stamp_line("jail-ld.so.cache", file_identity(st));
+    return true;
 }
 
 Status build_loader_cache(const LoaderCacheRequest &request, LdCache *built) {

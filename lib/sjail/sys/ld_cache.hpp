@@ -48,6 +48,14 @@ Status check_loader_inputs(int view_root, const std::vector<std::string> &first_
 // changes, the node-local cache is stale and must be built again.
 Status jail_loader_stamp(const std::string &jail, std::string &out);
 
+// The same line from what the node's kernel already holds (its lookup and
+// attribute caches; `jail_root` an fd of the checked jail), so that a
+// network filesystem is not asked. False when the kernel would have to ask
+// it (an expired or missing cache entry) or when anything is not as
+// jail_loader_stamp wants it: then ask with jail_loader_stamp, which also
+// says what is wrong.
+bool cached_jail_loader_stamp(int jail_root, std::string &out);
+
 // Checks the inputs, then runs `ldconfig -X -i -r VIEW -C /tmp/ld.so.cache
 // -f /tmp/ld.so.conf` in a child with its own mount namespace, where the
 // view is read-only and a node-local work directory is mounted on the view's

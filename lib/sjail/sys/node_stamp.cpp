@@ -3,6 +3,8 @@
 
 #include "sjail/core/mount_plan.hpp"
 #include "sjail/core/node_stamp.hpp"
+#include "sjail/sys/cached_stat.hpp"
+#include "sjail/sys/jail_probe.hpp"
 #include "sjail/sys/jail_view.hpp"
 #include "sjail/sys/proc_options.hpp"
 #include "sjail/sys/safe_open.hpp"
@@ -66,24 +68,37 @@ std::vector<SourceId> identify_sources(const std::vector<MountOp> &plan) {
 
 } // namespace
 
-Status identify_jail(const Config &config, FileId &jail) {
+Status identify_jail(const Config &config, FileId &jail, Fd *root) {
     Fd fd;
     if (auto s = open_root_owned_dir(config.jail, fd); !s.ok()) {
         return Status::failure("jail " + config.jail + ": " + s.message());
     }
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) {
+    if (fstat_cached(fd.get(), st) != 0) {
         return Status::from_errno("fstat " + config.jail);
     }
     jail = file_id_of(st);
+    if (root != nullptr) {
+        *root = std::move(fd);
+    }
     return {};
 }
 
 Status current_stamp(const Config &config, CurrentStamp &now) {
-    if (auto s = identify_jail(config, now.jail); !s.ok()) {
+    Fd jail;
+    if (auto s = identify_jail(config, now.jail, &jail); !s.ok()) {
         return s;
     }
-    if (auto s = find_node_gpu(config, now.gpu); !s.ok()) {
+    // Everything else here is node-local or in the kernel's caches; the
+    // jail's server is asked only by a probe, under build_timeout=.
+    JailFilesystem filesystem(config);
+    if (auto s = filesystem.check_answers(); !s.ok()) {
+        return s;
+    }
+    if (auto s = find_node_gpu(
+            config, now.gpu,
+            [&](std::string &line) { return filesystem.loader_line(jail.get(), line); });
+        !s.ok()) {
         return s;
     }
     restamp_sources(config, now);

@@ -8,14 +8,16 @@
 #include "sjail/core/builder_report.hpp"
 #include "sjail/core/config.hpp"
 #include "sjail/core/status.hpp"
+#include "sjail/sys/fd.hpp"
 #include "sjail/sys/gpu_view.hpp"
 
 #include <string>
 
 namespace sjail {
 
-// The jail directory's identity, after the same ownership checks as a build.
-Status identify_jail(const Config &config, FileId &jail);
+// The jail directory's identity, after the same ownership checks as a build
+// (from the attribute cache: cached_stat.hpp); `root` receives its fd.
+Status identify_jail(const Config &config, FileId &jail, Fd *root = nullptr);
 
 // What a namespace built now would be made from, found once per step: a
 // step that must rebuild uses the same (nothing is looked for twice).

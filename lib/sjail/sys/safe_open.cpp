@@ -2,6 +2,7 @@
 #include "sjail/sys/safe_open.hpp"
 
 #include "sjail/core/path_rules.hpp"
+#include "sjail/sys/cached_stat.hpp"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -33,6 +34,8 @@ std::uint64_t resolve_flags(Resolve policy) noexcept {
         return RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
     case Resolve::InRoot:
         return RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    case Resolve::BeneathCached:
+        return RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_CACHED;
     }
     return RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS; // the strictest
 }
@@ -55,7 +58,7 @@ Status open_component(int dir, const std::string &name, const std::string &shown
     }
     out = std::move(opened);
     struct stat st {};
-    if (::fstat(out.get(), &st) != 0) {
+    if (fstat_cached(out.get(), st) != 0) {
         return Status::from_errno(shown + ": fstat");
     }
     if (S_ISLNK(st.st_mode)) {
@@ -65,8 +68,10 @@ Status open_component(int dir, const std::string &name, const std::string &shown
     return {};
 }
 
+// Ownership and type from the attribute cache (cached_stat.hpp): a walk
+// through the shared jail's filesystem asks its server nothing.
 Status fstat_checked(int fd, const std::string &shown, struct stat &st) {
-    if (::fstat(fd, &st) != 0) {
+    if (fstat_cached(fd, st) != 0) {
         return Status::from_errno(shown + ": fstat");
     }
     return {};

@@ -19,6 +19,8 @@ enum class Resolve {
     Beneath,          // no symlink, and nothing outside `dir` (".." above it, absolute)
     BeneathSameMount, // as Beneath, and no crossing into a mount below `dir` (EXDEV)
     InRoot,           // `dir` is the root: symlinks and ".." are resolved inside it
+    BeneathCached,    // as Beneath, from the kernel's lookup cache alone: EAGAIN
+                      // where a network filesystem would have to ask its server
 };
 
 // openat2(2) of `path` relative to `dir` (AT_FDCWD: the current directory)

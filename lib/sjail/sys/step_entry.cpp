@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/sys/step_entry.hpp"
 
+#include "sjail/sys/cached_stat.hpp"
 #include "sjail/sys/jail_view.hpp"
 #include "sjail/sys/job_namespace.hpp"
 #include "sjail/sys/node_namespace.hpp"
@@ -159,7 +160,7 @@ Status enter_namespace(int ns_fd) {
 
 Status verify_root(const FileId &jail) {
     struct stat st {};
-    if (::stat("/", &st) != 0) {
+    if (stat_cached(AT_FDCWD, "/", 0, st) != 0) {
         return Status::from_errno("stat / in the jail namespace");
     }
     if (!(file_id_of(st) == jail)) {

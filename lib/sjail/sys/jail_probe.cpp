@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sjail/sys/jail_probe.hpp"
+
+#include "sjail/core/jail_probe.hpp"
+#include "sjail/sys/child_process.hpp"
+#include "sjail/sys/ld_cache.hpp"
+#include "sjail/sys/safe_open.hpp"
+#include "sjail/sys/small_file.hpp"
+
+#include <cerrno>
+#include <ctime>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace sjail {
+namespace {
+
+constexpr std::string_view kAnswer = "sjail-probe ok\n";
+
+std::int64_t boot_seconds() {
+    timespec now{};
+    (void)::clock_gettime(CLOCK_BOOTTIME, &now);
+    return now.tv_sec;
+}
+
+std::string memo_path(const Config &config) {
+    return config.state_dir + "/jail-probe";
+}
+
+// A loader cache the jail's filesystem served but the plugin refuses: only
+// a step that needs it (a GPU node) fails on it.
+constexpr std::string_view kUnusable = "unusable: ";
+
+// In the probe child: the jail root's attributes from the server itself (a
+// live server answers; a dead one fails or never returns), then the
+// loader cache's identity.
+[[noreturn]] void run_probe(const std::string &jail, int report_fd, int hold_fd) {
+    std::string report;
+    Fd root;
+    struct statx stx {};
+    std::string line;
+    if (auto s = open_root_owned_dir(jail, root); !s.ok()) {
+        report = "error: " + s.message();
+    } else if (::statx(root.get(), "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_BASIC_STATS,
+                       &stx) != 0) {
+        report = "error: " + Status::from_errno("stat " + jail).message();
+    } else if (auto l = jail_loader_stamp(jail, line); !l.ok()) {
+        report = std::string(kAnswer) + std::string(kUnusable) + l.message();
+    } else {
+        report = std::string(kAnswer) + line;
+    }
+    write_all(report_fd, report);
+    (void)finish_report(report_fd, hold_fd);
+    ::_exit(0);
+}
+
+} // namespace
+
+Status JailFilesystem::probe() {
+    BuilderChild child;
+    if (auto s = child.start(
+            "the jail's filesystem probe", config_.build_timeout_s, {},
+            [&](int report_fd, int hold_fd) { run_probe(config_.jail, report_fd, hold_fd); });
+        !s.ok()) {
+        return s;
+    }
+    child.read_report();
+    const BuilderEnd end = child.finish();
+    const std::string &report = child.report();
+    if (end.kind == BuilderEnd::Kind::TimedOut || !child.reported_in_time()) {
+        (void)::unlink(memo_path(config_).c_str());
+        return Status::failure("the jail's filesystem did not answer within build_timeout=" +
+                               std::to_string(config_.build_timeout_s) + " s (" +
+                               name_jail_filesystem(config_.jail) +
+                               "); new steps on this node fail until its server answers again");
+    }
+    if (!report.starts_with(kAnswer)) {
+        (void)::unlink(memo_path(config_).c_str());
+        const std::string why = report.starts_with("error: ") ? report.substr(7) : report;
+        return Status::failure("the jail's filesystem (" + name_jail_filesystem(config_.jail) +
+                               ") cannot serve the jail: " +
+                               (why.empty() ? "the probe ended without an answer" : why));
+    }
+    probed_ = true;
+    probed_line_ = report.substr(kAnswer.size());
+    // Kept only where the state directory already is (the first step on a
+    // node makes it later, and asks again next time).
+    (void)write_file_atomically(memo_path(config_), format_probe_memo({boot_seconds()}));
+    return {};
+}
+
+Status JailFilesystem::check_answers() {
+    if (!probe_due(parse_probe_memo(read_small_file(memo_path(config_))), boot_seconds(),
+                   config_.recheck_s)) {
+        return {};
+    }
+    return probe();
+}
+
+Status JailFilesystem::loader_line(int jail_root, std::string &out) {
+    if (!probed_ && cached_jail_loader_stamp(jail_root, out)) {
+        return {};
+    }
+    if (!probed_) {
+        if (auto s = probe(); !s.ok()) {
+            return s;
+        }
+    }
+    if (probed_line_.starts_with(kUnusable)) {
+        return Status::failure(probed_line_.substr(kUnusable.size()));
+    }
+    out = probed_line_;
+    return {};
+}
+
+std::string name_jail_filesystem(const std::string &jail) {
+    struct statx stx {};
+    if (::statx(AT_FDCWD, jail.c_str(), AT_STATX_DONT_SYNC | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+                STATX_MNT_ID, &stx) == 0 &&
+        (stx.stx_mask & STATX_MNT_ID) != 0) {
+        if (auto name = describe_mount(read_small_file("/proc/self/mountinfo", 64UL << 20),
+                                       stx.stx_mnt_id)) {
+            return *name;
+        }
+    }
+    return "the filesystem of " + jail;
+}
+
+} // namespace sjail
