@@ -6,6 +6,7 @@
 #include "sjail/core/arch.hpp"
 #include "sjail/core/jail_policy.hpp"
 #include "sjail/sys/gpu_view.hpp"
+#include "sjail/sys/jail_probe.hpp"
 #include "sjail/sys/jail_view.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
@@ -60,6 +61,36 @@ void open_jail(Run &run) {
         run.warning("the checks inside the jail " + jail + " did not run: it cannot be opened",
                     "fix the jail path above, then run slurm-jail-check again");
     }
+}
+
+// The jail's filesystem answers the plugin's probe in time (without
+// recording the answer); false when it does not, and the checks inside the
+// jail, which would wait on its server, are left out. A jail below the root
+// of a network mount is reached through lookups its server answers.
+bool check_jail_filesystem(Run &run) {
+    const std::string &jail = run.config.jail;
+    JailMount mount;
+    if (!jail_mount_kind(jail, mount).ok()) {
+        return true; // a missing jail: open_jail says so
+    }
+    if (mount.network && !mount.mount_root) {
+        run.warning("jail " + jail + " is a directory inside a network filesystem (" +
+                        name_jail_filesystem(jail) +
+                        "): every step's way to it is looked up on the server, and a server that "
+                        "hangs holds slurmstepd there",
+                    "mount the jail's directory at " + jail + " itself (mount --bind DIR " + jail +
+                        " when the node boots)");
+    }
+    if (!mount.network) {
+        return true;
+    }
+    JailFilesystem filesystem(run.config);
+    if (auto s = filesystem.probe(false); !s.ok()) {
+        run.problem(s.message(), "bring the jail's server back (or fix the mount), then run "
+                                 "slurm-jail-check again; the checks inside the jail were skipped");
+        return false;
+    }
+    return true;
 }
 
 void check_system_paths(Run &run) {
@@ -316,12 +347,17 @@ void check_for_jobs(Run &run) {
 
 std::vector<Finding> inspect(const Subject &subject) {
     Run run{subject, subject.config, {}, {}};
-    open_jail(run);
+    const bool answers = check_jail_filesystem(run);
+    if (answers) {
+        open_jail(run);
+    }
     if (run.jail.valid()) {
         check_system_paths(run);
         check_jail_arch(run);
     }
-    check_mount_points(run);
+    if (answers) {
+        check_mount_points(run);
+    }
     check_state(run);
     if (subject.have_slurm_conf) {
         for (auto &finding : compare_with_slurm_conf(subject.config, subject.slurm)) {

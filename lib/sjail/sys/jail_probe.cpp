@@ -7,10 +7,13 @@
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <ctime>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 namespace sjail {
@@ -57,7 +60,7 @@ constexpr std::string_view kUnusable = "unusable: ";
 
 } // namespace
 
-Status JailFilesystem::probe() {
+Status JailFilesystem::probe(bool keep_answer) {
     BuilderChild child;
     if (auto s = child.start(
             "the jail's filesystem probe", config_.build_timeout_s, {},
@@ -86,7 +89,9 @@ Status JailFilesystem::probe() {
     probed_line_ = report.substr(kAnswer.size());
     // Kept only where the state directory already is (the first step on a
     // node makes it later, and asks again next time).
-    (void)write_file_atomically(memo_path(config_), format_probe_memo({boot_seconds()}));
+    if (keep_answer) {
+        (void)write_file_atomically(memo_path(config_), format_probe_memo({boot_seconds()}));
+    }
     return {};
 }
 
@@ -111,6 +116,33 @@ Status JailFilesystem::loader_line(int jail_root, std::string &out) {
         return Status::failure(probed_line_.substr(kUnusable.size()));
     }
     out = probed_line_;
+    return {};
+}
+
+Status jail_mount_kind(const std::string &jail, JailMount &out) {
+    struct statfs fs {};
+    struct statx stx {};
+    if (::statfs(jail.c_str(), &fs) != 0 ||
+        ::statx(AT_FDCWD, jail.c_str(), AT_STATX_DONT_SYNC | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS,
+                &stx) != 0) {
+        return Status::from_errno("statfs " + jail);
+    }
+    constexpr std::array<unsigned long, 10> kNetwork = {
+        0x65735546UL, // FUSE (GlusterFS, virtiofs, sshfs, ...)
+        0x6969UL,     // NFS
+        0x0bd00bd0UL, // Lustre
+        0x00c36400UL, // CephFS
+        0xfe534d42UL, // SMB2
+        0xff534d42UL, // CIFS
+        0x47504653UL, // GPFS
+        0x01021997UL, // 9p
+        0x013111a8UL, // IBRIX
+        0xa501fcf5UL, // VxFS cluster
+    };
+    out.network = std::find(kNetwork.begin(), kNetwork.end(),
+                            static_cast<unsigned long>(fs.f_type)) != kNetwork.end();
+    out.mount_root = (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
+                     (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
     return {};
 }
 

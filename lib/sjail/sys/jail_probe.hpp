@@ -26,13 +26,24 @@ class JailFilesystem {
     // jail) when they hold it, else from a probe (at most one per step).
     [[nodiscard]] Status loader_line(int jail_root, std::string &out);
 
-  private:
-    Status probe();
+    // Asks the server now, whatever the last answer; `keep_answer`: record
+    // it in STATE/jail-probe (slurm-jail-check does not).
+    [[nodiscard]] Status probe(bool keep_answer = true);
 
+  private:
     const Config &config_;
     bool probed_ = false;
     std::string probed_line_;
 };
+
+// Whether `jail` is on a network or FUSE filesystem (NFS, Lustre, CephFS,
+// SMB, GPFS, 9p, FUSE: GlusterFS, virtiofs, ...), and whether it is the root
+// of its mount; from the kernel, without asking the server.
+struct JailMount {
+    bool network = false;
+    bool mount_root = false;
+};
+Status jail_mount_kind(const std::string &jail, JailMount &out);
 
 // What /proc/self/mountinfo says of the mount holding `jail` ("fuse.glusterfs
 // storage:/jail mounted at /mnt/jail"), found without asking its server.
