@@ -9,7 +9,9 @@
 #include "sjail/sys/step_entry.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
+#include <fcntl.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
@@ -18,7 +20,9 @@
 
 namespace {
 
-// One step's entry in a child; its error, if any, comes back on a pipe.
+// One step's entry in a child; its error, if any, comes back on a pipe. It
+// ends when the child does: what the child started (a probe stuck on the
+// server) and left behind does not hold it.
 std::string one_step(const sjail::Config &config) {
     int fds[2];
     if (::pipe(fds) != 0) {
@@ -33,6 +37,14 @@ std::string one_step(const sjail::Config &config) {
         ::_exit(s.ok() ? 0 : 1);
     }
     ::close(fds[1]);
+    int status = 0;
+    if (pid < 0 || ::waitpid(pid, &status, 0) != pid) {
+        ::close(fds[0]);
+        return "fork or wait failed";
+    }
+    // Everything the child wrote is in the pipe by now; a probe child it left
+    // (stuck on a hung server) closed its copy of the pipe first thing.
+    (void)::fcntl(fds[0], F_SETFL, O_NONBLOCK);
     std::string message;
     char buf[4096];
     ssize_t n = 0;
@@ -40,10 +52,6 @@ std::string one_step(const sjail::Config &config) {
         message.append(buf, static_cast<std::size_t>(n));
     }
     ::close(fds[0]);
-    int status = 0;
-    if (pid < 0 || ::waitpid(pid, &status, 0) != pid) {
-        return "fork or wait failed";
-    }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         return message.empty() ? "the step's child failed" : message;
     }
@@ -69,15 +77,24 @@ int run(int argc, char **argv) {
         return 2;
     }
     nlohmann::json errors = nlohmann::json::array();
+    double longest_s = 0;
     for (int i = 0; i < steps; ++i) {
         if (i > 0 && gap_ms > 0) {
             std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
         }
-        if (auto e = one_step(parsed.config); !e.empty()) {
-            errors.push_back(e);
+        const auto start = std::chrono::steady_clock::now();
+        const std::string error = one_step(parsed.config);
+        longest_s = std::max(
+            longest_s,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        if (!error.empty()) {
+            errors.push_back(error);
         }
     }
-    std::cout << nlohmann::json{{"steps", steps}, {"failed", errors.size()}, {"errors", errors}}
+    std::cout << nlohmann::json{{"steps", steps},
+                                {"failed", errors.size()},
+                                {"longest_seconds", longest_s},
+                                {"errors", errors}}
               << "\n";
     return errors.empty() ? 0 : 1;
 }

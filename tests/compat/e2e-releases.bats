@@ -19,11 +19,11 @@ setup_file() {
 }
 
 setup() {
+    # shellcheck source=tests/lib/counted_bats.bash
+    . "$SLURM_JAIL_ROOT/tests/lib/counted_bats.bash"
     LC=$SLURM_JAIL_ROOT/hack/local-cluster
     E2E_FILES=${SLURM_JAIL_COMPAT_E2E:-06-fail-closed 10-no-host-root 12-job-isolation 21-slurmd-requests 09-ssh 29-stepd-user-actions smoke}
 }
-
-elapsed_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 
 # compat_up REL: a fresh cluster on Slurm REL; its start time is kept for
 # compat_down's total.
@@ -71,7 +71,7 @@ compat_e2e() {
         return 1
     }
     SLURM_JAIL_LOCAL_SLURM=$rel SLURM_JAIL_E2E_KEEP=yes \
-        counted_bats "$rel" "$file" "$SLURM_JAIL_ROOT/tests/e2e/$file.bats"
+        counted_bats "compat: Slurm $rel" "$file" "$SLURM_JAIL_ROOT/tests/e2e/$file.bats"
 }
 
 # compat_smoke REL: the smoke suite (tests/smoke/smoke.bats: one node, its
@@ -81,7 +81,7 @@ compat_smoke() {
     local rel=$1
     selected smoke
     SLURM_JAIL_SMOKE_SLURM=$rel SLURM_JAIL_BUILD_DIR=${SLURM_JAIL_BUILD_DIR:-$SLURM_JAIL_ROOT/build}-$rel \
-        counted_bats "$rel" smoke "$SLURM_JAIL_ROOT/tests/smoke/smoke.bats"
+        counted_bats "compat: Slurm $rel" smoke "$SLURM_JAIL_ROOT/tests/smoke/smoke.bats"
 }
 
 selected() {
@@ -89,22 +89,6 @@ selected() {
         *" $1 "*) ;;
         *) skip "not in SLURM_JAIL_COMPAT_E2E" ;;
     esac
-}
-
-# counted_bats REL NAME FILE: bats FILE; its counts and duration go to the
-# TAP stream; it fails unless every test of FILE passed.
-counted_bats() {
-    local rel=$1 name=$2 out=$BATS_FILE_TMPDIR/$1-$2.tap t0=$EPOCHREALTIME rc=0 ok nok nskip
-    bats --tap "$3" >"$out" 2>&1 3>&- || rc=$?
-    nskip=$(grep -cE '^ok [0-9]+ .* # skip' "$out" || true)
-    ok=$(($(grep -cE '^ok ' "$out" || true) - nskip))
-    nok=$(grep -cE '^not ok ' "$out" || true)
-    printf '# compat: Slurm %s: %s: %d passed, %d failed, %d skipped in %s s\n' \
-        "$rel" "$name" "$ok" "$nok" "$nskip" "$(elapsed_since "$t0")" >&3
-    if [ "$rc" -ne 0 ] || [ "$nok" -gt 0 ] || [ "$ok" -eq 0 ]; then
-        cat "$out"
-        return 1
-    fi
 }
 
 # compat_down REL: the cluster down, nothing of it left running.

@@ -52,6 +52,18 @@ LC_CGROUP=${SLURM_JAIL_LOCAL_CGROUP:-no}
 LC_PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'
 # More key=value settings for that line (tests of job_tmp_size= and the like).
 LC_PLUGSTACK_EXTRA=${SLURM_JAIL_LOCAL_PLUGSTACK_EXTRA:-}
+# Where the jail lives: local (a directory of this machine, every host binds
+# it) or glusterfs (a GlusterFS volume served by a storage host, mounted over
+# FUSE by every host; storage.sh). 'up --jail-fs' records it.
+LC_JAIL_FS_FILE=$LC_STATE/jail-fs
+jail_fs() { cat "$LC_JAIL_FS_FILE" 2>/dev/null || echo local; }
+shared_jail() { [ "$(jail_fs)" = glusterfs ]; }
+LC_JAIL_FILESYSTEMS=(local glusterfs)
+LC_VOLUME=jail
+# Seconds before the volume's clients give up on a server that stopped
+# answering (GlusterFS's default is 42).
+LC_STORAGE_PING_TIMEOUT=${SLURM_JAIL_LOCAL_STORAGE_PING_TIMEOUT:-10}
+storage_addr() { echo "$LC_SUBNET.4"; }
 # Mount points on the host that the node namespaces bind onto.
 LC_HOST_MOUNTPOINTS=("$LC_JAIL_MOUNTPOINT" "$LC_MUNGE_DIR" "$LC_NODE_STATE_DIR" "$LC_SPOOL_DIR"
     "$LC_NODE_TMP_DIR")

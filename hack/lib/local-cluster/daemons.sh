@@ -102,6 +102,9 @@ stop_all() {
         sleep 0.5
     fi
     stop_pidfile "$LC_STATE/munge/munged.pid"
+    # The storage host and every client of the jail's volume were in the
+    # cluster's networks; this machine's mount of it is left without one.
+    unmount_jail_here
 }
 
 # What the cluster's jobs left on its nodes, once every process is gone:

@@ -39,6 +39,13 @@ constexpr std::string_view kUnusable = "unusable: ";
 // live server answers; a dead one fails or never returns), then the
 // loader cache's identity.
 [[noreturn]] void run_probe(const std::string &jail, int report_fd, int hold_fd) {
+    // A child stuck on a hung server is killed, but lives on until the
+    // filesystem's client gives up; it must not hold its parent's output
+    // open (slurmd reads a HealthCheckProgram's until it is closed).
+    const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd = 0; fd <= 2 && null_fd >= 0; ++fd) {
+        (void)::dup2(null_fd, fd);
+    }
     std::string report;
     Fd root;
     struct statx stx {};
@@ -87,8 +94,6 @@ Status JailFilesystem::probe(bool keep_answer) {
     }
     probed_ = true;
     probed_line_ = report.substr(kAnswer.size());
-    // Kept only where the state directory already is (the first step on a
-    // node makes it later, and asks again next time).
     if (keep_answer) {
         (void)write_file_atomically(memo_path(config_), format_probe_memo({boot_seconds()}));
     }

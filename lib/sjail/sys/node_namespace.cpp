@@ -77,15 +77,17 @@ Status rebuild(const Config &config, CurrentStamp &now, NodeNamespace &out) {
 } // namespace
 
 Status acquire_node_namespace(const Config &config, NodeNamespace &out) {
+    // First, so that the first step's answer from the jail's filesystem is
+    // kept there too (jail_probe.hpp).
+    const std::string &state = config.state_dir;
+    if (auto s = prepare_state_dir(state); !s.ok()) {
+        return s;
+    }
     CurrentStamp now;
     if (auto s = current_stamp(config, now); !s.ok()) {
         return s;
     }
     out.jail = now.jail;
-    const std::string &state = config.state_dir;
-    if (auto s = prepare_state_dir(state); !s.ok()) {
-        return s;
-    }
     Fd lock;
     if (auto s = lock_state(state, lock, LOCK_SH); !s.ok()) {
         return s;
