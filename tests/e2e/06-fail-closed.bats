@@ -65,12 +65,14 @@ srun_must_fail_at_entry() {
 
 @test "jail owned by the user: refused, no task runs" {
     chown "$TEST_UID" "$JAIL"
+    jail_changed_elsewhere
     srun_must_fail_at_entry /mnt/jail
     assert_cluster_recovers
 }
 
 @test "group-writable jail: refused, no task runs" {
     chmod 0775 "$JAIL"
+    jail_changed_elsewhere
     srun_must_fail_at_entry /mnt/jail
     assert_cluster_recovers
 }

@@ -55,6 +55,14 @@ sshd_config_for_refusal_tests() {
     fi
 }
 
+# jail_changed_elsewhere: the jail root's owner or mode was just changed
+# through this machine's client of the jail's filesystem. On a network
+# filesystem (tests/shared-fs) a node's checks use the attributes its kernel
+# holds, which its next probe refreshes (chroot.so's recheck=, default 60 s);
+# the tests do not wait that long: they drop each node's last answer, as if
+# recheck= seconds had passed. A local jail sees the change at once anyway.
+jail_changed_elsewhere() { rm -f "$STATE"/nodes/*/run/jail-probe; }
+
 elapsed_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 
 install_probe() {
@@ -131,8 +139,11 @@ netns_pids() {
     return 0
 }
 
-# Only slurmd itself is left on the node.
-node_is_idle() { [ "$(netns_pids "$1")" = "$(slurmd_pid "$1")" ]; }
+# Only slurmd itself is left on the node (and, with the jail on GlusterFS,
+# the node's client of it).
+node_is_idle() {
+    [ "$(netns_pids "$1" | grep -vxF -f <(pgrep -f '^glusterfs --volfile-server=' || echo none))" = "$(slurmd_pid "$1")" ]
+}
 
 # Processes of the test user anywhere in the cluster (nodes and login).
 user_pids_in_cluster() {

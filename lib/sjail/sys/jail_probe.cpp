@@ -36,8 +36,8 @@ std::string memo_path(const Config &config) {
 constexpr std::string_view kUnusable = "unusable: ";
 
 // In the probe child: the jail root's attributes from the server itself (a
-// live server answers; a dead one fails or never returns), then the
-// loader cache's identity.
+// live server answers; a dead one fails or never returns; the kernel keeps
+// them for the steps' checks), then the loader cache's identity.
 [[noreturn]] void run_probe(const std::string &jail, int report_fd, int hold_fd) {
     // A child stuck on a hung server is killed, but lives on until the
     // filesystem's client gives up; it must not hold its parent's output
@@ -47,13 +47,12 @@ constexpr std::string_view kUnusable = "unusable: ";
         (void)::dup2(null_fd, fd);
     }
     std::string report;
-    Fd root;
     struct statx stx {};
     std::string line;
-    if (auto s = open_root_owned_dir(jail, root); !s.ok()) {
-        report = "error: " + s.message();
-    } else if (::statx(root.get(), "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_BASIC_STATS,
-                       &stx) != 0) {
+    // Only a stat: nothing is read or followed at the end of the path. The
+    // fresh attributes stay in the node's cache for the steps' checks.
+    if (::statx(AT_FDCWD, jail.c_str(), AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC,
+                STATX_BASIC_STATS, &stx) != 0) {
         report = "error: " + Status::from_errno("stat " + jail).message();
     } else if (auto l = jail_loader_stamp(jail, line); !l.ok()) {
         report = std::string(kAnswer) + std::string(kUnusable) + l.message();

@@ -27,8 +27,12 @@ class JailFilesystem {
     [[nodiscard]] Status loader_line(int jail_root, std::string &out);
 
     // Asks the server now, whatever the last answer; `keep_answer`: record
-    // it in STATE/jail-probe (slurm-jail-check does not).
+    // it in STATE/jail-probe (slurm-jail-check does not). The jail root's
+    // fresh attributes stay in the kernel's cache.
     [[nodiscard]] Status probe(bool keep_answer = true);
+
+    // Whether this step asked the server already.
+    [[nodiscard]] bool probed() const { return probed_; }
 
   private:
     const Config &config_;

@@ -84,16 +84,34 @@ Status identify_jail(const Config &config, FileId &jail, Fd *root) {
     return {};
 }
 
-Status current_stamp(const Config &config, CurrentStamp &now) {
-    Fd jail;
-    if (auto s = identify_jail(config, now.jail, &jail); !s.ok()) {
-        return s;
+namespace {
+
+// The jail, checked on the attributes the node's kernel holds (a probe that
+// was due has just refreshed them). A refusal is checked again on fresh ones
+// (a probe), so that a fix made through another node is seen at once; a
+// jail the cached attributes still pass is refused once a probe refreshed
+// them: within recheck= seconds.
+Status check_jail(const Config &config, JailFilesystem &filesystem, FileId &id, Fd &root) {
+    Status identified = identify_jail(config, id, &root);
+    if (!identified.ok() && !filesystem.probed() && filesystem.probe().ok()) {
+        identified = identify_jail(config, id, &root);
     }
-    // Everything else here is node-local or in the kernel's caches; the
-    // jail's server is asked only by a probe, under build_timeout=.
+    return identified;
+}
+
+} // namespace
+
+Status current_stamp(const Config &config, CurrentStamp &now) {
+    // Everything here is node-local or in the kernel's caches; the jail's
+    // server is asked only by a probe, under build_timeout=.
     JailFilesystem filesystem(config);
-    if (auto s = filesystem.check_answers(); !s.ok()) {
-        return s;
+    const Status answered = filesystem.check_answers();
+    Fd jail;
+    if (auto s = check_jail(config, filesystem, now.jail, jail); !s.ok()) {
+        return s; // the jail's own problem, named as such
+    }
+    if (!answered.ok()) {
+        return answered;
     }
     if (auto s = find_node_gpu(
             config, now.gpu,
