@@ -33,8 +33,8 @@ std::string one_step(const sjail::Config &config) {
         ::close(fds[0]);
         const auto s = sjail::enter_node_jail(config);
         const std::string message = s.ok() ? "" : s.message();
-        (void)!::write(fds[1], message.data(), message.size());
-        ::_exit(s.ok() ? 0 : 1);
+        const ssize_t written = ::write(fds[1], message.data(), message.size());
+        ::_exit(s.ok() && written >= 0 ? 0 : 1);
     }
     ::close(fds[1]);
     int status = 0;

@@ -25,7 +25,18 @@ setup_file() {
 }
 
 setup() {
-    T=$BATS_TEST_TMPDIR/target
+    # SLURM_JAIL_POPULATE_TARGETS=DIR: the targets below DIR instead, e.g. on
+    # a network filesystem (tests/shared-fs puts them on the GlusterFS volume).
+    if [ -n "${SLURM_JAIL_POPULATE_TARGETS:-}" ]; then
+        T=$SLURM_JAIL_POPULATE_TARGETS/target-$BATS_TEST_NUMBER
+        rm -rf "$T"
+    else
+        T=$BATS_TEST_TMPDIR/target
+    fi
+}
+
+teardown() {
+    if [ -n "${SLURM_JAIL_POPULATE_TARGETS:-}" ]; then rm -rf "$T"; fi
 }
 
 marker_of() { printf '%s\nSOURCE_HASH=' "$(cat "$1/etc/slurm-jail-release")"; }

@@ -3,10 +3,11 @@
 # The jail on a real shared filesystem: the local cluster with its jail on a
 # GlusterFS volume (local-cluster up --jail-fs glusterfs: a storage host,
 # every node and the login host mounting it over FUSE with a client of its
-# own). The e2e files that touch the jail run against it; then what only a
-# network filesystem shows: how many requests chroot.so's entry of a step
-# makes to the jail's server (GlusterFS's own per-brick counters), and what
-# a stopped or hung server does to new steps.
+# own). populate-jail's tests and the e2e files that touch the jail run
+# against it; then what only a network filesystem shows: how many requests
+# chroot.so's entry of a step makes to the jail's server (GlusterFS's own
+# per-brick counters), what a stopped or hung server does to new steps, and
+# slurm-jail-fs-check draining and resuming a node.
 #
 # SLURM_JAIL_SHARED_FS_E2E="01-jail-entry ...": the e2e files to run (default
 # below). Counts and durations go to the TAP stream as comments.
@@ -96,6 +97,14 @@ compat_file() {
     run ush "srun -N2 $PROBE"
     assert_success
     assert_in_jail 2
+}
+
+@test "shared jail: populate-jail's tests with their targets on the volume" {
+    local dir=$JAIL/populate-tests
+    install -d -m 0755 "$dir"
+    SLURM_JAIL_POPULATE_TARGETS=$dir counted_bats shared-fs populate \
+        "$SLURM_JAIL_ROOT/tests/images/populate.bats"
+    rmdir "$dir"
 }
 
 @test "shared jail: e2e 01-jail-entry" { compat_file 01-jail-entry; }

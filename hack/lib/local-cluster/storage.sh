@@ -58,7 +58,8 @@ gluster_answers() { gluster_cli volume list >/dev/null 2>&1; }
 mount_shared_jail() {
     local dir=$1 log=$2 i
     shift 2
-    "$@" glusterfs --volfile-server="$(storage_addr)" --volfile-id="$LC_VOLUME" \
+    # --acl: POSIX ACLs, which populate-jail carries over from the image.
+    "$@" glusterfs --volfile-server="$(storage_addr)" --volfile-id="$LC_VOLUME" --acl \
         --log-file="$log" "$dir" </dev/null 8>&- ||
         die "mounting the jail's GlusterFS volume at $dir failed; see $log"
     for ((i = 0; i < 100; i++)); do

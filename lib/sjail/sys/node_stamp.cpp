@@ -105,7 +105,7 @@ Status current_stamp(const Config &config, CurrentStamp &now) {
     // Everything here is node-local or in the kernel's caches; the jail's
     // server is asked only by a probe, under build_timeout=.
     JailFilesystem filesystem(config);
-    const Status answered = filesystem.check_answers();
+    Status answered = filesystem.check_answers();
     Fd jail;
     if (auto s = check_jail(config, filesystem, now.jail, jail); !s.ok()) {
         return s; // the jail's own problem, named as such
