@@ -7,6 +7,7 @@
 
 #include "sjail/core/config.hpp"
 #include "sjail/sys/jail_probe.hpp"
+#include "sjail/sys/safe_open.hpp"
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -47,7 +48,17 @@ int run(Options &o) {
         throw std::invalid_argument("--jail " + o.jail + ": " + parsed.status.message());
     }
     sjail::JailFilesystem filesystem(parsed.config);
-    const sjail::Status answer = filesystem.probe(false);
+    sjail::Status answer = filesystem.probe(false);
+    if (answer.ok()) {
+        // The probe refreshed the jail root's attributes: chroot.so's own
+        // check of them, which a jail a user owns or can write fails.
+        sjail::Fd root;
+        if (auto s = sjail::open_root_owned_dir(o.jail, root); !s.ok()) {
+            answer = sjail::Status::failure("the jail's filesystem (" +
+                                            sjail::name_jail_filesystem(o.jail) +
+                                            ") cannot serve the jail: " + s.message());
+        }
+    }
     const double took = std::chrono::duration<double>(Clock::now() - start).count();
     const std::string where = sjail::name_jail_filesystem(o.jail);
     if (o.json) {
