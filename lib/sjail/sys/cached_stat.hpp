@@ -2,11 +2,10 @@
 // A file's attributes as the node's kernel already has them. On a network or
 // FUSE filesystem (the shared jail) an ordinary stat asks the server again
 // once the attribute cache has expired; statx with AT_STATX_DONT_SYNC answers
-// from that cache with no round trip. The kernel's own permission checks on
-// such a filesystem use the same cached attributes, so a check made on them
-// is as fresh as every access the node allows. Device and inode numbers
-// never change for an open file, cached or not. Local filesystems have no
-// such cache: there it is an ordinary stat.
+// from that cache with no round trip, however old it is: only another
+// ordinary stat or lookup (a probe's, a task's) refreshes it. Device, inode
+// number and file type never change for an open file, cached or not. Local
+// filesystems have no such cache: there it is an ordinary stat.
 #pragma once
 
 #include <fcntl.h>

@@ -67,6 +67,7 @@ constexpr std::string_view kUnusable = "unusable: ";
 } // namespace
 
 Status JailFilesystem::probe(bool keep_answer) {
+    asked_ = true;
     BuilderChild child;
     if (auto s = child.start(
             "the jail's filesystem probe", config_.build_timeout_s, {},

@@ -31,12 +31,13 @@ class JailFilesystem {
     // fresh attributes stay in the kernel's cache.
     [[nodiscard]] Status probe(bool keep_answer = true);
 
-    // Whether this step asked the server already.
-    [[nodiscard]] bool probed() const { return probed_; }
+    // Whether this step asked the server already (answered or not).
+    [[nodiscard]] bool asked() const { return asked_; }
 
   private:
     const Config &config_;
-    bool probed_ = false;
+    bool asked_ = false;
+    bool probed_ = false; // asked, and answered
     std::string probed_line_;
 };
 

@@ -488,7 +488,7 @@ Status jail_loader_stamp(const std::string &jail, std::string &out) {
 
 bool cached_jail_loader_stamp(int jail_root, std::string &out) {
     const auto trusted = [](const struct stat &st) {
-        return st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+        return check_root_owned("", st.st_uid, st.st_mode).ok();
     };
     struct stat st {};
     const Fd etc = open_below(jail_root, "etc", O_PATH | O_NOFOLLOW, Resolve::BeneathCached);

@@ -70,7 +70,7 @@ std::vector<SourceId> identify_sources(const std::vector<MountOp> &plan) {
 
 Status identify_jail(const Config &config, FileId &jail, Fd *root) {
     Fd fd;
-    if (auto s = open_root_owned_dir(config.jail, fd); !s.ok()) {
+    if (auto s = open_root_owned_dir(config.jail, fd, Attributes::Cached); !s.ok()) {
         return Status::failure("jail " + config.jail + ": " + s.message());
     }
     struct stat st {};
@@ -93,7 +93,7 @@ namespace {
 // them: within recheck= seconds.
 Status check_jail(const Config &config, JailFilesystem &filesystem, FileId &id, Fd &root) {
     Status identified = identify_jail(config, id, &root);
-    if (!identified.ok() && !filesystem.probed() && filesystem.probe().ok()) {
+    if (!identified.ok() && !filesystem.asked() && filesystem.probe().ok()) {
         identified = identify_jail(config, id, &root);
     }
     return identified;

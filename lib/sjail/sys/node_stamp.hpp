@@ -15,8 +15,9 @@
 
 namespace sjail {
 
-// The jail directory's identity, after the same ownership checks as a build
-// (from the attribute cache: cached_stat.hpp); `root` receives its fd.
+// The jail directory's identity, after the same ownership checks as a build,
+// on the attributes the node's kernel holds (cached_stat.hpp; a due probe
+// refreshes them); `root` receives its fd.
 Status identify_jail(const Config &config, FileId &jail, Fd *root = nullptr);
 
 // What a namespace built now would be made from, found once per step: a

@@ -42,8 +42,14 @@ std::uint64_t resolve_flags(Resolve policy) noexcept {
 
 // Opens one component below `dir`, refusing symlinks. `err` receives the errno
 // of a failed open (0 otherwise) so callers can tell "missing" from "refused".
+// Attributes from a fresh fstat, or from the node's attribute cache
+// (cached_stat.hpp) where a step must not ask the jail's server.
+int stat_of(int fd, struct stat &st, Attributes attrs) {
+    return attrs == Attributes::Cached ? fstat_cached(fd, st) : ::fstat(fd, &st);
+}
+
 Status open_component(int dir, const std::string &name, const std::string &shown, Fd &out,
-                      int *err_out = nullptr) {
+                      int *err_out = nullptr, Attributes attrs = Attributes::Fresh) {
     Fd opened = open_below(dir, name.c_str(), O_PATH | O_NOFOLLOW, Resolve::Beneath);
     if (err_out != nullptr) {
         *err_out = opened.valid() ? 0 : errno;
@@ -58,7 +64,7 @@ Status open_component(int dir, const std::string &name, const std::string &shown
     }
     out = std::move(opened);
     struct stat st {};
-    if (fstat_cached(out.get(), st) != 0) {
+    if (stat_of(out.get(), st, attrs) != 0) {
         return Status::from_errno(shown + ": fstat");
     }
     if (S_ISLNK(st.st_mode)) {
@@ -68,18 +74,18 @@ Status open_component(int dir, const std::string &name, const std::string &shown
     return {};
 }
 
-// Ownership and type from the attribute cache (cached_stat.hpp): a walk
-// through the shared jail's filesystem asks its server nothing.
-Status fstat_checked(int fd, const std::string &shown, struct stat &st) {
-    if (fstat_cached(fd, st) != 0) {
+Status fstat_checked(int fd, const std::string &shown, struct stat &st,
+                     Attributes attrs = Attributes::Fresh) {
+    if (stat_of(fd, st, attrs) != 0) {
         return Status::from_errno(shown + ": fstat");
     }
     return {};
 }
 
-Status check_dir_root_owned(int fd, const std::string &shown) {
+Status check_dir_root_owned(int fd, const std::string &shown,
+                            Attributes attrs = Attributes::Fresh) {
     struct stat st {};
-    if (auto s = fstat_checked(fd, shown, st); !s.ok()) {
+    if (auto s = fstat_checked(fd, shown, st, attrs); !s.ok()) {
         return s;
     }
     if (!S_ISDIR(st.st_mode)) {
@@ -97,7 +103,7 @@ Fd open_below(int dir, const char *path, std::uint64_t flags, Resolve policy) no
     return Fd(static_cast<int>(::syscall(SYS_openat2, dir, path, &how, sizeof(how))));
 }
 
-Status open_root_owned_dir(const std::string &path, Fd &out) {
+Status open_root_owned_dir(const std::string &path, Fd &out, Attributes attrs) {
     if (auto s = check_absolute_path("path", path); !s.ok()) {
         return s;
     }
@@ -105,17 +111,18 @@ Status open_root_owned_dir(const std::string &path, Fd &out) {
     if (!current.valid()) {
         return Status::from_errno("open /");
     }
-    if (auto s = check_dir_root_owned(current.get(), "/"); !s.ok()) {
+    if (auto s = check_dir_root_owned(current.get(), "/", attrs); !s.ok()) {
         return s;
     }
     std::string shown;
     for (const auto &component : split_components(path)) {
         shown += "/" + component;
         Fd next;
-        if (auto s = open_component(current.get(), component, shown, next); !s.ok()) {
+        if (auto s = open_component(current.get(), component, shown, next, nullptr, attrs);
+            !s.ok()) {
             return s;
         }
-        if (auto s = check_dir_root_owned(next.get(), shown); !s.ok()) {
+        if (auto s = check_dir_root_owned(next.get(), shown, attrs); !s.ok()) {
             return s;
         }
         current = std::move(next);

@@ -31,10 +31,16 @@ enum class Resolve {
 [[nodiscard]] Fd open_below(int dir, const char *path, std::uint64_t flags,
                             Resolve policy) noexcept;
 
+// Where a check takes a file's owner and mode from: a fresh fstat, or the
+// node's attribute cache (cached_stat.hpp), which asks a network
+// filesystem's server nothing: only a step's own check of the jail
+// (identify_jail) takes that, because a probe refreshes it (jail_probe.hpp).
+enum class Attributes { Fresh, Cached };
+
 // Opens an absolute host path (the jail, the state directory) as an O_PATH
 // directory fd. Every component, the last included, must be a real directory
 // (no symlink), owned by root and not writable by group or others.
-Status open_root_owned_dir(const std::string &path, Fd &out);
+Status open_root_owned_dir(const std::string &path, Fd &out, Attributes attrs = Attributes::Fresh);
 
 enum class TargetType { Directory, File };
 
