@@ -27,10 +27,11 @@ need() { # PROGRAM: build it unless tests/run-all did; fail if it cannot be buil
     [ -x "$hb/$1" ] || fail "building $1 left no $hb/$1"
 }
 
-@test "health.conf has the three sections with the values' settings" {
+@test "health.conf has the four sections with the values' settings" {
     run cat "$R/health.conf"
     assert_line "[gpu-check]"
     assert_line "drain-after = 2"
+    assert_line "[fs-check]"
     assert_line "[nccl-check]"
     assert_line "threshold = H100x8=400"
     assert_line "threshold = A100x4=180"
@@ -48,6 +49,26 @@ need() { # PROGRAM: build it unless tests/run-all did; fail if it cannot be buil
     assert_failure 1
     assert_output --partial "cannot load NVML library '/nonexistent'"
     refute_output --partial "not expected"
+}
+
+@test "slurm-jail-fs-check accepts the chart's [fs-check] section, and refuses a key it does not know" {
+    need slurm-jail-fs-check
+    render "$BATS_TEST_TMPDIR/fs.json" -f "$chart/examples/gpu-two-nodesets.yaml" \
+        --set healthChecks.fsCheck.timeout=20 --set healthChecks.fsCheck.drain-after=2
+    cm_data "$BATS_TEST_TMPDIR/fs.json" t-slurm-cluster-health-config health.conf >"$BATS_TEST_TMPDIR/fs.conf"
+    grep -qx 'timeout = 20' "$BATS_TEST_TMPDIR/fs.conf"
+    mkdir -p "$BATS_TEST_TMPDIR/jail/etc"
+    # the probe runs and judges (a test directory is no safe jail root: exit 1), after reading the config
+    run "$hb/slurm-jail-fs-check" --config "$BATS_TEST_TMPDIR/fs.conf" --jail "$BATS_TEST_TMPDIR/jail" \
+        --node t-slurm-cluster-cpu-0 --no-drain --state-dir "$BATS_TEST_TMPDIR/s"
+    [ "$status" -le 1 ] || fail "exit $status: $output"
+    assert_output --regexp '^(ok|FAIL): '
+    refute_output --partial "not expected"
+    render "$BATS_TEST_TMPDIR/bad.json" --set healthChecks.fsCheck.timeot=20
+    cm_data "$BATS_TEST_TMPDIR/bad.json" t-slurm-cluster-health-config health.conf >"$BATS_TEST_TMPDIR/bad.conf"
+    run "$hb/slurm-jail-fs-check" --config "$BATS_TEST_TMPDIR/bad.conf" --jail "$BATS_TEST_TMPDIR/jail" --no-drain --node n
+    assert_failure
+    assert_output --partial "--timeot=20"
 }
 
 @test "slurm-jail-nccl-check accepts the chart's [nccl-check] section and thresholds" {
@@ -86,4 +107,6 @@ need() { # PROGRAM: build it unless tests/run-all did; fail if it cannot be buil
     grep -q -- '-DCMAKE_INSTALL_PREFIX=/usr' "$root/images/build/Containerfile"
     run cm_data "$R/gpu.json" t-slurm-cluster-scripts health-check
     assert_output --partial '/usr/sbin/slurm-jail-gpu-check'
+    assert_output --partial '/usr/sbin/slurm-jail-fs-check'
+    grep -q '/usr/sbin/slurm-jail-fs-check' "$root/docs/contract.md"
 }

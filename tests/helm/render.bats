@@ -193,15 +193,19 @@ OUT
     assert_output "SchedulerParameters=bf_continue"
 }
 
-@test "HealthCheckProgram is set only when a nodeset has GPUs, and runs the GPU check only on those nodes" {
-    conf=$(cm_data "$R/gpu.json" t-slurm-cluster-slurm-config slurm.conf)
+@test "jailCheck off: HealthCheckProgram only when a nodeset has GPUs, and it runs the GPU check only on those nodes" {
+    render "$BATS_TEST_TMPDIR/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.jailCheck=false
+    render "$BATS_TEST_TMPDIR/default.json" --set healthChecks.jailCheck=false
+    conf=$(cm_data "$BATS_TEST_TMPDIR/gpu.json" t-slurm-cluster-slurm-config slurm.conf)
     grep -qx 'HealthCheckProgram=/opt/slurm-jail-chart/health-check' <<<"$conf"
     grep -qx 'HealthCheckInterval=600' <<<"$conf"
     grep -qx 'HealthCheckNodeState=ANY,CYCLE' <<<"$conf"
-    run grep -c '^HealthCheck' <(cm_data "$R/default.json" t-slurm-cluster-slurm-config slurm.conf)
+    run grep -c '^HealthCheck' <(cm_data "$BATS_TEST_TMPDIR/default.json" t-slurm-cluster-slurm-config slurm.conf)
     assert_output 0
     # the wrapper: run it for real with a fake check
-    cm_data "$R/gpu.json" t-slurm-cluster-scripts health-check >"$BATS_TEST_TMPDIR/hc"
+    cm_data "$BATS_TEST_TMPDIR/gpu.json" t-slurm-cluster-scripts health-check >"$BATS_TEST_TMPDIR/hc"
+    run grep -c fs-check "$BATS_TEST_TMPDIR/hc"
+    assert_output 0
     printf '#!/bin/sh\necho "gpu-check ran on $SLURMD_NODENAME"\nexit 3\n' >"$BATS_TEST_TMPDIR/fake-check"
     chmod +x "$BATS_TEST_TMPDIR/hc" "$BATS_TEST_TMPDIR/fake-check"
     export SLURM_JAIL_GPU_CHECK=$BATS_TEST_TMPDIR/fake-check
@@ -221,9 +225,12 @@ OUT
 
 @test "the GPU check path comes from healthChecks.gpuCheckCommand" {
     run cm_data "$R/gpu.json" t-slurm-cluster-scripts health-check
-    assert_output --partial 'exec "${SLURM_JAIL_GPU_CHECK:-/usr/sbin/slurm-jail-gpu-check}"'
+    assert_output --partial '"${SLURM_JAIL_GPU_CHECK:-/usr/sbin/slurm-jail-gpu-check}"; gpu=$?'
     render "$BATS_TEST_TMPDIR/p.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.gpuCheckCommand=/opt/site/gpu-check
     run cm_data "$BATS_TEST_TMPDIR/p.json" t-slurm-cluster-scripts health-check
+    assert_output --partial '"${SLURM_JAIL_GPU_CHECK:-/opt/site/gpu-check}"; gpu=$?'
+    render "$BATS_TEST_TMPDIR/off.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.gpuCheckCommand=/opt/site/gpu-check --set healthChecks.jailCheck=false
+    run cm_data "$BATS_TEST_TMPDIR/off.json" t-slurm-cluster-scripts health-check
     assert_output --partial 'exec "${SLURM_JAIL_GPU_CHECK:-/opt/site/gpu-check}"'
 }
 
@@ -244,9 +251,9 @@ OUT
 
 @test "health.conf: one section per health program, settings and NCCL thresholds in theirs" {
     run cm_data "$R/gpu.json" t-slurm-cluster-health-config health.conf
-    assert_output --partial $'[gpu-check]\ndrain-after = 2\nmetrics-file = /var/lib/node_exporter/textfile/slurm_jail_gpu.prom\n[nccl-check]\nthreshold = A100x4=180\nthreshold = H100x8=400\ntimeout = 900\n[nccl-submit]\npartition = gpu\nsbatch-arg = --time=30'
+    assert_output --partial $'[gpu-check]\ndrain-after = 2\nmetrics-file = /var/lib/node_exporter/textfile/slurm_jail_gpu.prom\n[fs-check]\n[nccl-check]\nthreshold = A100x4=180\nthreshold = H100x8=400\ntimeout = 900\n[nccl-submit]\npartition = gpu\nsbatch-arg = --time=30'
     run cm_data "$R/default.json" t-slurm-cluster-health-config health.conf
-    assert_output --partial $'[gpu-check]\n[nccl-check]\n[nccl-submit]'
+    assert_output --partial $'[gpu-check]\n[fs-check]\n[nccl-check]\n[nccl-submit]'
 }
 
 @test "NCCL CronJob: schedule, suspend, Forbid, deadline, driver and health.conf from values" {

@@ -153,6 +153,12 @@ nodeset-{{ . }}
 {{- $any }}
 {{- end }}
 
+{{/* true when slurmd runs a HealthCheckProgram: the jail check on every
+     node (healthChecks.jailCheck), or the GPU check on some nodeset */}}
+{{- define "slurm-cluster.healthCheck" -}}
+{{- or .Values.healthChecks.jailCheck (eq (include "slurm-cluster.gpuHealthCheck" .) "true") }}
+{{- end }}
+
 {{- define "slurm-cluster.usesCgroup" -}}
 {{- or (contains "cgroup" .Values.slurmConfig.proctrackType) (contains "cgroup" .Values.slurmConfig.taskPlugin) }}
 {{- end }}
