@@ -24,6 +24,23 @@ void link_to(const std::string &target, const std::string &link) {
     fs::create_symlink(target, link);
 }
 
+// Where the build architecture's programs ask for their loader (PT_INTERP),
+// a link to kLoaderName in the multiarch directory as Debian's libc6 makes
+// it: /lib64 on x86-64, /lib (usr/lib in a merged /usr) on arm64.
+#if defined(__x86_64__)
+const std::string kLoaderLink = std::string("/lib64/") + fixture::kLoaderName;
+#elif defined(__aarch64__)
+const std::string kLoaderLink = std::string("/lib/") + fixture::kLoaderName;
+#endif
+
+// The build architecture's ldconfig (under the emulator for a cross build)
+// with `args`.
+std::vector<std::string> ldconfig(const std::vector<std::string> &args) {
+    std::vector<std::string> argv = fixture::ldconfig_argv();
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+}
+
 // Debian's ld.so.conf.d/MULTIARCH.conf, as libc6 installs it.
 void write_multiarch_conf(const std::string &root) {
     const std::string arch = SJAIL_MULTIARCH;
@@ -77,7 +94,7 @@ void make_node_root(const std::string &root) {
 void refresh_cache(const std::string &root) {
     std::string out;
     if (fixture::run(
-            {"/sbin/ldconfig", "-X", "-r", root, "-C", "/etc/ld.so.cache", "-f", "/etc/ld.so.conf"},
+            ldconfig({"-X", "-r", root, "-C", "/etc/ld.so.cache", "-f", "/etc/ld.so.conf"}),
             &out) != 0) {
         throw std::runtime_error("ldconfig over " + root + ": " + out);
     }
@@ -109,7 +126,7 @@ void make_toolkit_root(const std::string &dir, const std::string &version) {
 void ready_jail(const std::string &jail) {
     fixture::install_host_libc(jail + fixture::kMultiarchLib);
     link_to("usr/lib", jail + "/lib");
-    link_to(fixture::kMultiarchLib + "/ld-linux-x86-64.so.2", jail + "/lib64/ld-linux-x86-64.so.2");
+    link_to(fixture::kMultiarchLib + "/" + fixture::kLoaderName, jail + kLoaderLink);
     fixture::make_dirs(jail + "/etc/ld.so.conf.d");
     fixture::write_text(jail + "/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
     write_multiarch_conf(jail);
@@ -123,7 +140,7 @@ void ready_jail(const std::string &jail) {
         copy_to(fixture::probe_path(probe), jail + "/usr/local/bin/" + probe);
     }
     std::string out;
-    if (fixture::run({"/sbin/ldconfig", "-r", jail}, &out) != 0) { // the jail's own cache
+    if (fixture::run(ldconfig({"-r", jail}), &out) != 0) { // the jail's own cache
         throw std::runtime_error("ldconfig over the jail: " + out);
     }
 }

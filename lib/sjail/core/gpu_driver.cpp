@@ -246,6 +246,58 @@ std::vector<LibraryName> driver_library_candidates(const LdCache &cache, const A
     return out;
 }
 
+std::string library_arch_mismatch(std::string_view header, const Arch &arch) {
+    std::string error;
+    const std::string found = elf_arch_name(header, error);
+    if (!error.empty()) {
+        return "is " + error;
+    }
+    return found == arch.name ? "" : "is built for " + found;
+}
+
+Status keep_own_arch_libraries(const std::vector<LibraryName> &names,
+                               const std::vector<std::string> &mismatch, const Arch &arch,
+                               std::string_view shown_root, std::vector<LibraryName> &kept,
+                               std::vector<std::string> &ignored) {
+    kept.clear();
+    if (mismatch.size() != names.size()) {
+        return Status::failure("internal: driver libraries and their architectures differ in "
+                               "number");
+    }
+    const std::string node(arch.name);
+    // The first copy of each name the driver's version is read from that
+    // the loader cannot load, until a copy it can load turns up.
+    std::map<std::string, std::size_t, std::less<>> foreign_only;
+    std::set<std::string, std::less<>> own;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const LibraryName &n = names[i];
+        if (mismatch[i].empty()) {
+            own.insert(n.name);
+            kept.push_back(n);
+            continue;
+        }
+        ignored.push_back(std::string(shown_root) + join(n.dir, n.name) + ": " + mismatch[i] +
+                          ", this node is " + node);
+        if (n.name == "libcuda.so.1" || n.name == "libnvidia-ml.so.1") {
+            foreign_only.try_emplace(n.name, i);
+        }
+    }
+    for (const char *name : {"libcuda.so.1", "libnvidia-ml.so.1"}) {
+        auto it = foreign_only.find(name);
+        if (it == foreign_only.end() || own.contains(name)) {
+            continue;
+        }
+        const LibraryName &n = names[it->second];
+        return Status::failure(std::string(shown_root) + join(n.dir, n.name) + " " +
+                               mismatch[it->second] + "; this node is " + node +
+                               ": gpu_driver_root= must hold the node's own driver (install the "
+                               "NVIDIA driver built for " +
+                               node +
+                               " there, or point gpu_driver_root= at the root that holds it)");
+    }
+    return {};
+}
+
 Status select_driver_libraries(const std::vector<LibraryName> &names, DriverSelection &out) {
     out = DriverSelection{};
     std::string version;

@@ -73,6 +73,30 @@ struct LibraryName {
 // is the entry path's directory.
 std::vector<LibraryName> driver_library_candidates(const LdCache &cache, const Arch &arch);
 
+// A driver root without a loader cache (the container toolkit's layout) has
+// no ldconfig to say what its libraries are built for: each file says it in
+// its ELF header. Why the loader of `arch` cannot load the library whose
+// first bytes are `header` (at least 20, see elf_arch_name): "" when it can
+// (an ELF file of arch's class, byte order and machine), else "is built for
+// x86-64" (or "i386", "big-endian ELF machine 183", ...), "is not an ELF
+// file" or "is an ELF file of unknown class 7".
+std::string library_arch_mismatch(std::string_view header, const Arch &arch);
+
+// Keeps the names (of a root without a loader cache) whose files the loader
+// of `arch` (the node's: kBuildArch) can load; `mismatch[i]` is
+// library_arch_mismatch of names[i]'s file. The others are left out, each
+// with a line in `ignored` ("DIR/NAME: is built for i386, this node is
+// x86-64"), as the loader skips them (the toolkit's lib/ holds the 32-bit
+// copies). An error, as for a loader cache of another architecture: a
+// libcuda.so.1 or libnvidia-ml.so.1 there whose every copy is for another
+// architecture (or no ELF file), naming the first of them, what it is built
+// for and the node's architecture. Paths in messages start with
+// `shown_root`, the root's node path ("" for the node's "/").
+Status keep_own_arch_libraries(const std::vector<LibraryName> &names,
+                               const std::vector<std::string> &mismatch, const Arch &arch,
+                               std::string_view shown_root, std::vector<LibraryName> &kept,
+                               std::vector<std::string> &ignored);
+
 struct DriverLibrary {
     std::string dir;                // node directory holding the real file
     std::string real;               // "libcuda.so.580.159.04"

@@ -98,6 +98,74 @@ Status resolve(Root &root, const std::vector<LibraryName> &candidates,
     return {};
 }
 
+// The first bytes of the library `real` in `dir`, whose O_PATH open is
+// `file`: opened again for reading as trusted_path reopens a file (one
+// component below the directory, no link followed) and insisting on the
+// same inode.
+Status read_library_header(const TrustedOpen &dir, const std::string &real, const TrustedOpen &file,
+                           std::string &header) {
+    const Fd fd = open_below(dir.fd.get(), real.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW,
+                             Resolve::Beneath);
+    struct stat st {};
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) {
+        return Status::from_errno("open " + file.shown);
+    }
+    if (st.st_dev != file.st.st_dev || st.st_ino != file.st.st_ino) {
+        return Status::failure(file.shown + " changed while it was being opened; try again");
+    }
+    char bytes[64];
+    ssize_t n = 0;
+    do {
+        n = ::pread(fd.get(), bytes, sizeof(bytes), 0);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        return Status::from_errno("read " + file.shown);
+    }
+    header.assign(bytes, static_cast<std::size_t>(n));
+    return {};
+}
+
+// A root without a loader cache: keeps the resolved names whose files are
+// built for the node's architecture, as their ELF headers say (the loader
+// cache says it for a root that has one).
+Status keep_own_arch(Root &root, std::vector<LibraryName> &resolved,
+                     std::vector<std::string> &notes) {
+    std::map<std::string, std::string> by_file; // "DIR/REAL" -> library_arch_mismatch
+    std::vector<std::string> mismatch;
+    mismatch.reserve(resolved.size());
+    for (const auto &n : resolved) {
+        const std::string key = n.dir + "/" + n.real;
+        auto it = by_file.find(key);
+        if (it == by_file.end()) {
+            const TrustedOpen *dir = nullptr;
+            if (auto s = lib_dir(root, n.dir, dir); !s.ok() || dir == nullptr) {
+                return s.ok() ? refuse(root, n.dir + " vanished") : s;
+            }
+            auto file = root.files.find(key);
+            if (file == root.files.end()) {
+                return Status::failure("internal: " + key + " was resolved but not opened");
+            }
+            std::string header;
+            if (auto s = read_library_header(*dir, n.real, file->second, header); !s.ok()) {
+                return refuse(root, s.message());
+            }
+            it = by_file.emplace(key, library_arch_mismatch(header, kBuildArch)).first;
+        }
+        mismatch.push_back(it->second);
+    }
+    std::vector<LibraryName> kept;
+    std::vector<std::string> ignored;
+    if (auto s = keep_own_arch_libraries(resolved, mismatch, kBuildArch, root.shown, kept, ignored);
+        !s.ok()) {
+        return s;
+    }
+    for (auto &i : ignored) {
+        notes.push_back("ignored " + std::move(i));
+    }
+    resolved = std::move(kept);
+    return {};
+}
+
 // Reads the whole cache for the driver's names.
 Status read_cache_candidates(const TrustedOpen &cache, std::vector<LibraryName> &candidates) {
     std::string bytes;
@@ -362,6 +430,11 @@ Status search_root(const std::string &path, const DriverSearch &search, NodeDriv
     NodeDriver found;
     if (auto s = resolve(root, candidates, resolved, found.notes); !s.ok()) {
         return s;
+    }
+    if (!root.layout.from_cache) {
+        if (auto s = keep_own_arch(root, resolved, found.notes); !s.ok()) {
+            return s;
+        }
     }
     DriverSelection selection;
     if (auto s = select_driver_libraries(resolved, selection); !s.ok()) {

@@ -19,7 +19,10 @@ struct DriverSearch {
     // through that cache (the node itself, or a driver container's root
     // filesystem such as /run/nvidia/driver); a root without one is read as
     // the container toolkit lays a driver out: lib64/ (or lib/) and bin/ (as
-    // /usr/local/nvidia).
+    // /usr/local/nvidia), its libraries taken only when their ELF headers say
+    // they are built for the node's architecture (kBuildArch), as the cache
+    // says it for a root that has one: a root that holds another
+    // architecture's libcuda.so.1 or libnvidia-ml.so.1 only is an error.
     std::vector<std::string> roots = {"/", "/run/nvidia/driver", "/usr/local/nvidia"};
     // CUDA_MPS_PIPE_DIRECTORY of the node's MPS control daemon, if one runs.
     std::string mps_pipe_dir = "/tmp/nvidia-mps";
