@@ -115,6 +115,41 @@ refused_by_template() {
     refused_by_template 'login: {enabled: false, authorizedKeys: {root: ["ssh-ed25519 AAAA x"]}}' "login.authorizedKeys is set but login.enabled is false"
 }
 
+@test "nodeset arch that is not amd64 or arm64" {
+    refused 'nodesets: {cpu: {arch: riscv64}}' "at '/nodesets/cpu/arch'" "value must be one of 'amd64', 'arm64'"
+    refused 'nodesetDefaults: {arch: x86_64}' "at '/nodesetDefaults/arch'" "'amd64', 'arm64'"
+}
+
+@test "arm64 jail settings of the wrong type" {
+    refused 'jail: {arm64: {persistence: {size: fifty}}}' "at '/jail/arm64/persistence/size'"
+    refused 'jail: {arm64: {populate: {enabled: true}}}' "additional properties 'enabled' not allowed"
+}
+
+@test "an arm64 nodeset that nothing would give an arm64 jail" {
+    refused_by_template 'nodesets: {cpu: {}, grace: {arch: arm64}}
+jail: {populate: {enabled: false}, persistence: {existingClaim: my-jail}}' \
+        'nodesets grace run on arm64, but nothing would fill an arm64 jail: jail.populate.enabled is false and jail.arm64.persistence.existingClaim is empty'
+}
+
+@test "the amd64 jail given as the arm64 one" {
+    refused_by_template 'nodesets: {grace: {arch: arm64}}
+jail: {arm64: {persistence: {existingClaim: t-slurm-cluster-jail}}}' \
+        'jail.arm64.persistence.existingClaim: "t-slurm-cluster-jail" is the amd64 jail'"'"'s claim; nodesets grace need a jail of their own, whose programs are built for arm64'
+    refused_by_template 'nodesets: {grace: {arch: arm64}}
+jail: {persistence: {existingClaim: kept-jail}, arm64: {persistence: {existingClaim: kept-jail}}}' \
+        'jail.arm64.persistence.existingClaim: "kept-jail" is the amd64 jail'"'"'s claim'
+}
+
+@test "a kubernetes.io/arch node selector against the architecture" {
+    refused_by_template 'nodesets: {grace: {arch: arm64, nodeSelector: {kubernetes.io/arch: amd64}}}' \
+        'nodesets.grace.nodeSelector: kubernetes.io/arch is "amd64" but the nodeset'"'"'s arch is "arm64"; set nodesets.grace.arch: amd64 instead'
+    refused_by_template 'nodesets: {cpu: {nodeSelector: {kubernetes.io/arch: arm64}}}' \
+        'nodesets.cpu.nodeSelector: kubernetes.io/arch is "arm64" but the nodeset'"'"'s arch is "amd64"'
+    refused_by_template 'nodesets: {grace: {arch: arm64}}
+controller: {nodeSelector: {kubernetes.io/arch: arm64}}' \
+        'controller.nodeSelector: kubernetes.io/arch is "arm64", but the controller runs on amd64'
+}
+
 @test "the good values next to each bad case render" {
     printf '%s\n' 'nodesets: {cpu: {replicas: 3, privileged: true}, gpu: {gpus: 8}}' \
         'partitions: [{name: gpu, nodesets: [cpu, gpu], default: true}]' \
@@ -122,6 +157,12 @@ refused_by_template() {
         'plugin: {extraArgs: [bind=/srv/data, gpu=off, gpu_mps_dir=/run/mps, build_timeout=60]}' \
         'healthChecks: {nccl: {enabled: true, schedule: "0 3 * * 0"}}' \
         'accounting: {enabled: true, mariadb: {enabled: true}}' >"$BATS_TEST_TMPDIR/good.yaml"
+    run "$helm_bin" template t "$chart" -f "$BATS_TEST_TMPDIR/good.yaml"
+    assert_success
+    # the architecture cases' good neighbours
+    printf '%s\n' 'nodesets: {cpu: {nodeSelector: {kubernetes.io/arch: amd64}}, grace: {arch: arm64, nodeSelector: {kubernetes.io/arch: arm64}}}' \
+        'jail: {populate: {enabled: false}, persistence: {existingClaim: my-jail}, arm64: {persistence: {existingClaim: my-arm64-jail, size: ""}}}' \
+        'controller: {nodeSelector: {kubernetes.io/arch: amd64}}' >"$BATS_TEST_TMPDIR/good.yaml"
     run "$helm_bin" template t "$chart" -f "$BATS_TEST_TMPDIR/good.yaml"
     assert_success
 }

@@ -213,11 +213,27 @@ OUT
     mkdir -p "$d/scripts"
     cm_data "$R/all.json" t-slurm-cluster-scripts health-check >"$d/scripts/health-check"
     chmod 0755 "$d/scripts/health-check"
+    # both checks are the image's programs, at the paths the chart runs
+    local fs gpu
+    fs=$(sed -n 's/.*SLURM_JAIL_FS_CHECK:-\([^}]*\)}.*/\1/p' "$d/scripts/health-check")
+    gpu=$(sed -n 's/.*SLURM_JAIL_GPU_CHECK:-\([^}]*\)}.*/\1/p' "$d/scripts/health-check")
+    [ "$fs" = /usr/sbin/slurm-jail-fs-check ] && [ "$gpu" = /usr/sbin/slurm-jail-gpu-check ]
+    run prun "$ref" --entrypoint /bin/sh -- -c 'for p in "$@"; do [ -x "$p" ] || echo "missing $p"; done; echo checked' sh "$fs" "$gpu"
+    assert_output checked
+    # a check that could not do its work (exit 2) fails the program; one that drained the node (1) does not
+    printf '#!/bin/sh\nexit %s\n' 2 >"$d/scripts/exit2"
+    printf '#!/bin/sh\nexit %s\n' 1 >"$d/scripts/exit1"
+    chmod 0755 "$d/scripts/exit2" "$d/scripts/exit1"
     run prun "$ref" -v "$d/scripts:/opt/slurm-jail-chart:ro" -e SLURMD_NODENAME=t-slurm-cluster-cpu-0 \
+        -e SLURM_JAIL_FS_CHECK=/bin/true --entrypoint /opt/slurm-jail-chart/health-check --
+    assert_success
+    run prun "$ref" -v "$d/scripts:/opt/slurm-jail-chart:ro" -e SLURMD_NODENAME=t-slurm-cluster-h100-0 \
+        -e SLURM_JAIL_FS_CHECK=/opt/slurm-jail-chart/exit1 -e SLURM_JAIL_GPU_CHECK=/opt/slurm-jail-chart/exit1 \
         --entrypoint /opt/slurm-jail-chart/health-check --
     assert_success
     run prun "$ref" -v "$d/scripts:/opt/slurm-jail-chart:ro" -e SLURMD_NODENAME=t-slurm-cluster-h100-0 \
-        -e SLURM_JAIL_GPU_CHECK=/bin/false --entrypoint /opt/slurm-jail-chart/health-check --
+        -e SLURM_JAIL_FS_CHECK=/bin/true -e SLURM_JAIL_GPU_CHECK=/opt/slurm-jail-chart/exit2 \
+        --entrypoint /opt/slurm-jail-chart/health-check --
     assert_failure
 }
 

@@ -51,6 +51,10 @@ lint_and_validate() {
     lint_and_validate loadbalancer-login.yaml
 }
 
+@test "examples/mixed-arch.yaml (amd64 and arm64 nodesets): lint and validate" {
+    lint_and_validate mixed-arch.yaml
+}
+
 @test "the validator rejects an object that breaks the Kubernetes schema" {
     # A StatefulSet without its required selector, and a port given as text.
     printf '%s\n' 'apiVersion: apps/v1' 'kind: StatefulSet' 'metadata: {name: x}' \

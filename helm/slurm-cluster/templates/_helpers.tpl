@@ -41,7 +41,12 @@ app.kubernetes.io/instance: {{ .ctx.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
-{{/* Image reference; pass (dict "ctx" $ "name" "worker" "override" "..."). */}}
+{{/* Image reference; pass (dict "ctx" $ "name" "worker" "override" "..."
+     ["arch" ARCH]). Images are built per architecture, as
+     `<name>:<tag>` for the build host's: an architecture other than the
+     default one (amd64) gets `<tag>-<arch>`. An override is used as it is
+     (for another architecture: a multi-arch manifest, or that
+     architecture's image). */}}
 {{- define "slurm-cluster.image" -}}
 {{- if .override }}
 {{- .override }}
@@ -49,8 +54,82 @@ app.kubernetes.io/component: {{ .component }}
 {{- $v := .ctx.Values.image }}
 {{- $prefix := ternary (printf "%s/" (trimSuffix "/" $v.registry)) "" (ne $v.registry "") }}
 {{- $tag := default (printf "%s-slurm%s" .ctx.Chart.AppVersion (include "slurm-cluster.slurmRelease" .ctx)) $v.tag }}
+{{- $arch := .arch | default (include "slurm-cluster.defaultArch" .ctx) }}
+{{- if ne $arch (include "slurm-cluster.defaultArch" .ctx) }}{{ $tag = printf "%s-%s" $tag $arch }}{{ end }}
 {{- printf "%sslurm-jail/%s:%s" $prefix .name $tag }}
 {{- end }}
+{{- end }}
+
+{{/* The architecture of the controller, login, accounting and the default
+     jail; nodesets without `arch` run on it too. */}}
+{{- define "slurm-cluster.defaultArch" -}}
+amd64
+{{- end }}
+
+{{/* The architectures of the enabled nodesets other than the default one,
+     sorted, as a JSON list (each has a jail of its own). */}}
+{{- define "slurm-cluster.otherArchs" -}}
+{{- $default := include "slurm-cluster.defaultArch" . }}
+{{- $out := list }}
+{{- range $name, $ns := (include "slurm-cluster.nodesets" . | fromYaml) }}
+{{- $arch := $ns.arch | default $default }}
+{{- if ne $arch $default }}{{ $out = append $out $arch }}{{ end }}
+{{- end }}
+{{- $out | uniq | sortAlpha | toJson }}
+{{- end }}
+
+{{/* "true" when some enabled nodeset runs on another architecture than
+     the default one: then every pod of the chart that runs a slurm-jail
+     image selects its architecture (kubernetes.io/arch). A
+     single-architecture cluster renders no such selector. */}}
+{{- define "slurm-cluster.mixedArch" -}}
+{{- gt (len (include "slurm-cluster.otherArchs" . | fromJsonArray)) 0 }}
+{{- end }}
+
+{{/* A pod spec's nodeSelector block (or nothing): the given map, plus
+     kubernetes.io/arch in a mixed cluster. Pass (dict "ctx" $ "nodeSelector"
+     MAP ["arch" ARCH]), ARCH default the default architecture. */}}
+{{- define "slurm-cluster.nodeSelector" -}}
+{{- $sel := deepCopy (.nodeSelector | default dict) }}
+{{- if eq (include "slurm-cluster.mixedArch" .ctx) "true" }}
+{{- $_ := set $sel "kubernetes.io/arch" (.arch | default (include "slurm-cluster.defaultArch" .ctx)) }}
+{{- end }}
+{{- with $sel }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* The jail PVC of an architecture; pass (dict "ctx" $ "arch" ARCH). The
+     default architecture's is `jailClaim`; another's
+     `<fullname>-jail-<arch>` or jail.<arch>.persistence.existingClaim. */}}
+{{- define "slurm-cluster.archJailClaim" -}}
+{{- if eq .arch (include "slurm-cluster.defaultArch" .ctx) }}
+{{- include "slurm-cluster.jailClaim" .ctx }}
+{{- else }}
+{{- $j := index .ctx.Values.jail .arch }}
+{{- default (printf "%s-jail-%s" (include "slurm-cluster.fullname" .ctx) .arch) $j.persistence.existingClaim }}
+{{- end }}
+{{- end }}
+
+{{/* chroot.so settings of a nodeset for its architecture (docs/contract.md)
+     as a JSON list: on another architecture than the default, its own jail
+     is mounted at the jail path, and the users' homes, which live in the
+     default jail, are mounted at /home in slurmd's container and bound into
+     that jail at /home (chroot.so(8), ARCHITECTURES). */}}
+{{- define "slurm-cluster.nodesetArchArgs" -}}
+{{- $default := include "slurm-cluster.defaultArch" . }}
+{{- if ne (.arch | default $default) $default }}
+{{- list "bind=/home" | toJson }}
+{{- else }}
+{{- list | toJson }}
+{{- end }}
+{{- end }}
+
+{{/* "true" when a nodeset has a plugin line of its own
+     (plugstack-<nodeset>.conf): GPU or architecture settings. */}}
+{{- define "slurm-cluster.nodesetOwnPlugin" -}}
+{{- or (include "slurm-cluster.nodesetGpuArgs" . | fromJsonArray) (include "slurm-cluster.nodesetArchArgs" . | fromJsonArray) | empty | not }}
 {{- end }}
 
 {{/* The Slurm release (slurm.release) as "MAJOR.MINOR"; fails on one the
@@ -191,15 +270,16 @@ nodeset-{{ . }}
 {{- toJson $args }}
 {{- end }}
 
-{{/* The chroot.so line of plugstack.conf; pass (dict "ctx" $ "gpu" LIST),
-     LIST a nodeset's nodesetGpuArgs (empty for the shared line). A
-     nodeset's settings replace the same keys of plugin.extraArgs. */}}
+{{/* The chroot.so line of plugstack.conf; pass (dict "ctx" $ "gpu" LIST
+     "arch" LIST), the LISTs a nodeset's nodesetGpuArgs and nodesetArchArgs
+     (empty for the shared line). A nodeset's GPU settings replace the same
+     keys of plugin.extraArgs; its architecture's binds come on top. */}}
 {{- define "slurm-cluster.pluginLine" -}}
 {{- $ctx := .ctx }}
 {{- $gpu := .gpu | default list }}
 {{- $own := list }}
 {{- range $gpu }}{{ $own = append $own (first (splitList "=" .)) }}{{ end }}
-{{- $args := list (printf "jail=%s" (include "slurm-cluster.jailPath" $ctx)) }}
+{{- $args := prepend (.arch | default list) (printf "jail=%s" (include "slurm-cluster.jailPath" $ctx)) }}
 {{- if $ctx.Values.healthChecks.nccl.enabled }}
 {{- $args = append $args "bind=/etc/slurm-jail:/etc/slurm-jail:ro" }}
 {{- end }}
@@ -210,11 +290,12 @@ nodeset-{{ . }}
 {{- end }}
 
 {{/* A worker's Slurm volumes; pass (dict "ctx" $ "name" NODESET "ns" VALUES).
-     A nodeset with GPU settings of its own sees its plugstack-NODESET.conf
-     as /etc/slurm/plugstack.conf (the only file that differs). */}}
+     A nodeset with GPU or architecture settings of its own sees its
+     plugstack-NODESET.conf as /etc/slurm/plugstack.conf (the only file that
+     differs). */}}
 {{- define "slurm-cluster.workerSlurmVolumes" -}}
 {{- $ctx := .ctx }}
-{{- if (include "slurm-cluster.nodesetGpuArgs" .ns | fromJsonArray) }}
+{{- if eq (include "slurm-cluster.nodesetOwnPlugin" .ns) "true" }}
 - name: slurm-config
   configMap:
     name: {{ include "slurm-cluster.fullname" $ctx }}-slurm-config
