@@ -9,7 +9,9 @@
 # libraries from the multiarch directories; the tests that need an arm64
 # machine's own files (its /bin/sh, its loader cache, its ldconfig) find them
 # in SLURM_JAIL_ARM64_ROOT, a small arm64 root. hack/build-arch prepares both
-# directories and passes them.
+# directories and passes them. In a build container of the target's suite
+# (images/build-images --arch arm64), the arm64 development packages are
+# installed in the container's own tree: SLURM_JAIL_ARM64_DEPS=/ says so.
 #   cmake -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64-linux-gnu.cmake \
 #         -DSLURM_JAIL_ARM64_DEPS=DIR -DSLURM_JAIL_ARM64_ROOT=DIR
 set(CMAKE_SYSTEM_NAME Linux)
@@ -45,9 +47,11 @@ set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
 # The unpacked headers are system headers, as they are on a node: their
-# warnings are not the tree's.
-set(CMAKE_C_FLAGS_INIT "-isystem ${SLURM_JAIL_ARM64_DEPS}/usr/include")
-set(CMAKE_CXX_FLAGS_INIT "-isystem ${SLURM_JAIL_ARM64_DEPS}/usr/include")
+# warnings are not the tree's. Installed ones already are.
+if(NOT SLURM_JAIL_ARM64_DEPS STREQUAL "/")
+    set(CMAKE_C_FLAGS_INIT "-isystem ${SLURM_JAIL_ARM64_DEPS}/usr/include")
+    set(CMAKE_CXX_FLAGS_INIT "-isystem ${SLURM_JAIL_ARM64_DEPS}/usr/include")
+endif()
 
 # pkg-config reads the arm64 .pc files only; their paths are the node's
 # (pam.pc's libdir is where PAM modules go), not the unpacked directory's.
