@@ -28,7 +28,8 @@ using sjail::NodeDriver;
 namespace {
 
 const std::string kNode = "/mnt/node-root";
-const std::string kNodeLib = kNode + "/usr/lib/x86_64-linux-gnu";
+// The node's multiarch directory (usr/lib/aarch64-linux-gnu on an arm64 build).
+const std::string kNodeLib = kNode + fixture::kMultiarchLib;
 const std::string kToolkit = "/mnt/toolkit";
 
 // Runs `check` in a child with a private tmpfs on /mnt.
@@ -218,7 +219,7 @@ TEST(GpuDiscover, RefusesAUsersSymlinkOnTheWay) {
                   gpu_sandbox::make_node_root(kNode);
                   gpu_sandbox::install_driver_in_root(kNode, "550.54.15");
                   NodeDriver d;
-                  // The cache names /lib/x86_64-linux-gnu; lib -> usr/lib is now a user's.
+                  // The cache names /lib/MULTIARCH; lib -> usr/lib is now a user's.
                   CHILD_EXPECT(::lchown((kNode + "/lib").c_str(), 1000, 1000) == 0);
                   const std::string e = discover(search({kNode}), d);
                   CHILD_EXPECT(contains(e, kNode + "/lib is a symlink owned by uid 1000"));

@@ -21,6 +21,7 @@
 #include <map>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace fs = std::filesystem;
 using kit::in_child;
@@ -64,6 +65,7 @@ std::string make_gpu_node(Config &config, const std::string &version, sjail::Gpu
 // node's jail namespace (building it when needed), with a plain PATH.
 int run_as_step(const Config &config, const std::vector<std::string> &argv, std::string &output) {
     std::vector<char *> args;
+    args.reserve(argv.size() + 1);
     for (const auto &a : argv) {
         args.push_back(const_cast<char *>(a.c_str()));
     }
@@ -72,7 +74,7 @@ int run_as_step(const Config &config, const std::vector<std::string> &argv, std:
         [&] {
             if (auto s = sjail::enter_node_jail(config); !s.ok()) {
                 const std::string line = "ENTRY FAILED: " + s.message() + "\n";
-                (void)!::write(1, line.data(), line.size());
+                [[maybe_unused]] const ssize_t n = ::write(1, line.data(), line.size());
                 ::_exit(125);
             }
             ::setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
@@ -266,9 +268,12 @@ TEST(GpuNamespace, AnUnchangedNodeKeepsItsNamespaceAndAJailPackageInstallRebuild
                   std::string out;
                   CHILD_EXPECT(run_as_step(config, {"nvidia-smi"}, out) == 0);
                   CHILD_EXPECT(kept_stamp(config) == first);
-                  // A package install in the jail (elsewhere) runs ldconfig there:
-                  // the jail's cache is a new file, so the node-local one is rebuilt.
-                  CHILD_EXPECT(fixture::run({"/sbin/ldconfig", "-r", kJail}, &out) == 0);
+                  // A package install in the jail (elsewhere) runs the jail's
+                  // ldconfig, of the build's architecture, there: the jail's
+                  // cache is a new file, so the node-local one is rebuilt.
+                  std::vector<std::string> ldconfig = fixture::ldconfig_argv();
+                  ldconfig.insert(ldconfig.end(), {"-r", kJail});
+                  CHILD_EXPECT(fixture::run(ldconfig, &out) == 0);
                   if (auto e = expect_driver(config, "580.159.04", "13000"); !e.empty()) {
                       return "after ldconfig in the jail: " + e;
                   }
@@ -382,7 +387,7 @@ TEST(GpuNamespace, DaemonSocketDirectoriesNeedNoMountPointInTheJailWithRunNode) 
                   fs::remove_all(kJail + "/run/nvidia-persistenced");
                   fs::create_symlink("/etc", kJail + "/run/nvidia-fabricmanager");
                   const auto before = gpu_sandbox::snapshot(kJail);
-                  const std::string seen = in_child([&] {
+                  std::string seen = in_child([&] {
                       if (auto s = sjail::enter_node_jail(config); !s.ok()) {
                           return "enter: " + s.message();
                       }

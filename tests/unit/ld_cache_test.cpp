@@ -137,7 +137,7 @@ TEST(LdCache, OtherFilesAreRefused) {
     EXPECT_NE(parse_error("").find("no \"glibc-ld.so.cache\" magic"), std::string::npos);
     EXPECT_NE(parse_error("hello world, not a cache at all, sorry, really not").find("magic"),
               std::string::npos);
-    EXPECT_NE(parse_error(fixture::read_bytes("/usr/lib/x86_64-linux-gnu/libc.so.6")).find("magic"),
+    EXPECT_NE(parse_error(fixture::read_bytes(fixture::kMultiarchLib + "/libc.so.6")).find("magic"),
               std::string::npos);
     const TempDir dir;
     std::string bytes = small_cache(dir);

@@ -31,6 +31,9 @@ const std::string kJail = "/mnt/jail";
 const std::string kDriver = "/mnt/node/nvidia"; // the toolkit's layout
 const std::string kCache = "/mnt/node/gpu/ld.so.cache";
 const std::string kLib64 = "/usr/local/nvidia/lib64";
+// The jail's libc as its loader cache names it: the first directory of
+// Debian's MULTIARCH.conf that holds it (/lib/aarch64-linux-gnu on arm64).
+const std::string kCachedLibc = std::string("/lib/") + SJAIL_MULTIARCH + "/libc.so.6";
 
 bool contains(const std::string &text, const std::string &part) {
     return text.find(part) != std::string::npos;
@@ -153,7 +156,7 @@ TEST(LoaderCache, JobsFindTheNodesDriverByNameAndTheJailIsUntouched) {
 
                 const auto before = gpu_sandbox::snapshot(kJail);
                 const std::string jail_cache = fixture::read_bytes(kJail + "/etc/ld.so.cache");
-                const std::string result = as_builder([] {
+                std::string result = as_builder([] {
                     int status = 0;
                     // Control: with the jail's own cache, the driver is not found.
                     std::string out = in_jail({"/usr/local/bin/fake_nvidia_dlopen_probe"}, status);
@@ -225,7 +228,7 @@ TEST(LoaderCache, JobsFindTheNodesDriverByNameAndTheJailIsUntouched) {
                 CHILD_EXPECT(cuda != nullptr && cuda->path == kLib64 + "/libcuda.so.1");
                 const auto *libc =
                     sjail::find_ld_cache_entry(cache, "libc.so.6", sjail::kBuildArch);
-                CHILD_EXPECT(libc != nullptr && libc->path == "/lib/x86_64-linux-gnu/libc.so.6");
+                CHILD_EXPECT(libc != nullptr && libc->path == kCachedLibc);
                 return std::string();
             }),
         "");
@@ -293,7 +296,7 @@ TEST(LoaderCache, AJailCopyOfLibcudaNeverWinsOverTheNodes) {
                           [] {
                               // Someone installed a driver package into the shared jail.
                               fixture::install_fake_libs("580.159.04",
-                                                         kJail + "/usr/lib/x86_64-linux-gnu");
+                                                         kJail + fixture::kMultiarchLib);
                               gpu_sandbox::refresh_cache(kJail);
                               return as_builder([] {
                                   std::vector<std::string> notes;
@@ -315,12 +318,13 @@ TEST(LoaderCache, RefusesAJailWhereUsersCouldAddLibraries) {
     EXPECT_EQ(on_gpu_node(
                   "550.54.15",
                   [] {
-                      const std::string lib = kJail + "/usr/lib/x86_64-linux-gnu";
+                      const std::string lib = kJail + fixture::kMultiarchLib;
                       CHILD_EXPECT(::chmod(lib.c_str(), 0777) == 0);
                       std::string e = build_error(request());
                       CHILD_EXPECT(contains(e, "refusing to build a loader cache"));
-                      CHILD_EXPECT(contains(e, "/usr/lib/x86_64-linux-gnu is writable by group or "
-                                               "others; run: chmod go-w"));
+                      CHILD_EXPECT(
+                          contains(e, fixture::kMultiarchLib +
+                                          " is writable by group or others; run: chmod go-w"));
                       CHILD_EXPECT(::chmod(lib.c_str(), 0755) == 0);
 
                       const std::string conf = kJail + "/etc/ld.so.conf.d/site.conf";
