@@ -11,7 +11,11 @@ elapsed_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b 
 counted_bats() {
     local label=$1 name=$2 out t0=$EPOCHREALTIME rc=0 ok nok nskip
     out=$BATS_FILE_TMPDIR/$(printf '%s-%s' "$label" "$name" | tr -c 'A-Za-z0-9._-' '_').tap
-    bats --tap "$3" >"$out" 2>&1 3>&- || rc=$?
+    # Without per-test watchdogs of its own: the calling test already has
+    # one (tests/run-all's BATS_TEST_TIMEOUT), and the watchdog of a test
+    # whose shell was killed lives on holding FILE's output open, which held
+    # the whole file until the watchdog's own timeout (30 minutes).
+    env -u BATS_TEST_TIMEOUT bats --tap "$3" >"$out" 2>&1 3>&- || rc=$?
     nskip=$(grep -cE '^ok [0-9]+ .* # skip' "$out" || true)
     ok=$(($(grep -cE '^ok ' "$out" || true) - nskip))
     nok=$(grep -cE '^not ok ' "$out" || true)
