@@ -265,31 +265,28 @@ Status keep_own_arch_libraries(const std::vector<LibraryName> &names,
                                "number");
     }
     const std::string node(arch.name);
-    // The first copy of each name the driver's version is read from that
-    // the loader cannot load, until a copy it can load turns up.
-    std::map<std::string, std::size_t, std::less<>> foreign_only;
-    std::set<std::string, std::less<>> own;
     for (std::size_t i = 0; i < names.size(); ++i) {
-        const LibraryName &n = names[i];
         if (mismatch[i].empty()) {
-            own.insert(n.name);
-            kept.push_back(n);
-            continue;
-        }
-        ignored.push_back(std::string(shown_root) + join(n.dir, n.name) + ": " + mismatch[i] +
-                          ", this node is " + node);
-        if (n.name == "libcuda.so.1" || n.name == "libnvidia-ml.so.1") {
-            foreign_only.try_emplace(n.name, i);
+            kept.push_back(names[i]);
+        } else {
+            ignored.push_back(std::string(shown_root) + join(names[i].dir, names[i].name) + ": " +
+                              mismatch[i] + ", this node is " + node);
         }
     }
+    // The libraries the driver's version is read from: a name with no copy
+    // the loader can load, only another architecture's, is refused.
     for (const char *name : {"libcuda.so.1", "libnvidia-ml.so.1"}) {
-        auto it = foreign_only.find(name);
-        if (it == foreign_only.end() || own.contains(name)) {
+        const auto named = [&](const LibraryName &n) { return n.name == name; };
+        if (std::ranges::any_of(kept, named)) {
             continue;
         }
-        const LibraryName &n = names[it->second];
-        return Status::failure(std::string(shown_root) + join(n.dir, n.name) + " " +
-                               mismatch[it->second] + "; this node is " + node +
+        const auto it = std::ranges::find_if(names, named);
+        if (it == names.end()) {
+            continue;
+        }
+        const auto i = static_cast<std::size_t>(it - names.begin());
+        return Status::failure(std::string(shown_root) + join(it->dir, it->name) + " " +
+                               mismatch[i] + "; this node is " + node +
                                ": gpu_driver_root= must hold the node's own driver (install the "
                                "NVIDIA driver built for " +
                                node +
