@@ -325,8 +325,12 @@ Status join_from_slurmd(uint32_t job) {
             return s;
         }
         jail = node.jail;
-    } else if (Status s = sjail::identify_jail(g.config, jail); !s.ok()) {
-        return s;
+    } else {
+        sjail::JailFilesystem filesystem(g.config);
+        sjail::Fd root;
+        if (Status s = sjail::find_jail(g.config, filesystem, jail, root); !s.ok()) {
+            return s;
+        }
     }
     if (Status s = sjail::enter_namespace(job_ns.tasks.get()); !s.ok()) {
         return s;

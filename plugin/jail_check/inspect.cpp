@@ -66,7 +66,7 @@ void open_jail(Run &run) {
 // The jail's filesystem answers the plugin's probe in time (without
 // recording the answer); false when it does not, and the checks inside the
 // jail, which would wait on its server, are left out. A jail below the root
-// of a network mount is reached through lookups its server answers.
+// of a network mount costs steps a probe whenever the client's cache expired.
 bool check_jail_filesystem(Run &run) {
     const std::string &jail = run.config.jail;
     JailMount mount;
@@ -76,8 +76,8 @@ bool check_jail_filesystem(Run &run) {
     if (mount.network && !mount.mount_root) {
         run.warning("jail " + jail + " is a directory inside a network filesystem (" +
                         name_jail_filesystem(jail) +
-                        "): every step's way to it is looked up on the server, and a server that "
-                        "hangs holds slurmstepd there",
+                        "): a step whose way to it the node's kernel no longer holds asks the "
+                        "server with a probe, about one per step once the client's cache expires",
                     "mount the jail's directory at " + jail + " itself (mount --bind DIR " + jail +
                         " when the node boots)");
     }

@@ -166,6 +166,34 @@ jail_answers_here() { stat "$JAIL/etc/passwd" "$STATE/login/jail/etc/passwd" >/d
     assert_in_jail 1
 }
 
+@test "jail= below the volume's root: with a hung server the step's walk to the jail waits on nothing, its probe gives up within build_timeout=" {
+    local brick out=$BATS_TEST_TMPDIR/step.json
+    brick=$(pgrep -f '^/usr/sbin/glusterfsd .*--volfile-id jail\.') || fail "no brick process"
+    # A recent answer (probes are due only every recheck= seconds), from a
+    # step on the volume's root.
+    in_node1 rm -f "$PROBE_MEMO"
+    run in_node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
+    assert_success
+    kill -STOP "$brick"
+    # Past the FUSE client's 1 s entry timeout: the jail's last component,
+    # below the volume's root, is no longer the kernel's to answer.
+    sleep 1.5
+    local rc=0
+    in_node1 "$STEP_OPS" --steps 1 jail=/mnt/jail/usr state=/run/slurm-jail/step-ops build_timeout=5 \
+        >"$out" 2>&1 || rc=$?
+    local took
+    took=$(jq -r .longest_seconds "$out")
+    kill -CONT "$brick"
+    printf '# shared-fs: hung server, jail= below the root: the step failed after %s s (build_timeout=5)\n' \
+        "$took" >&3
+    assert_equal "$rc" 1
+    run jq -r '.errors[0]' "$out"
+    assert_output "the jail's filesystem did not answer within build_timeout=5 s (fuse.glusterfs $(lc_storage storage_addr):jail mounted at /mnt/jail); new steps on this node fail until its server answers again"
+    awk -v t="$took" 'BEGIN { exit !(t >= 5 && t < 7) }' || fail "the step took $took s"
+    wait_until 20 bash -c '! pgrep -x sjail-step-ops'
+    wait_until 30 in_node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
+}
+
 @test "a stopped server: a step's probe fails at once with one line naming the filesystem; restarted, the next step works" {
     in_node1 rm -f "$PROBE_MEMO"
     lc_storage gluster_cli volume stop jail >&2

@@ -5,6 +5,7 @@
 // the node's kernel.
 #include "sandbox.hpp"
 #include "sjail/core/jail_probe.hpp"
+#include "sjail/sys/jail_probe.hpp"
 #include "sjail/sys/node_namespace.hpp"
 #include "sjail/sys/small_file.hpp"
 #include "sjail/sys/step_entry.hpp"
@@ -101,4 +102,13 @@ TEST(JailProbe, AMemoThatIsNotOneIsAskedAgainAndReplaced) {
                   return std::string();
               }),
               "");
+}
+
+// Naming the jail's filesystem asks no server: a path the kernel's lookup
+// cache does not hold is named by the nearest mount above it that it does.
+TEST(JailProbe, TheFilesystemIsNamedFromTheNearestPathTheKernelHolds) {
+    EXPECT_EQ(sjail::name_jail_filesystem("/proc"), "proc proc mounted at /proc");
+    EXPECT_EQ(sjail::name_jail_filesystem("/proc/sjail-not-there/jail"),
+              "proc proc mounted at /proc");
+    EXPECT_EQ(sjail::name_jail_filesystem("relative/jail"), "the filesystem of relative/jail");
 }

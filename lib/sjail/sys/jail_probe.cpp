@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <ctime>
 #include <fcntl.h>
+#include <optional>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -64,10 +65,43 @@ constexpr std::string_view kUnusable = "unusable: ";
     ::_exit(0);
 }
 
+// "/a/b" -> "/a", "/a" -> "/", "/" -> "" (no parent left).
+std::string parent_of(const std::string &path) {
+    const auto slash = path.find_last_of('/');
+    if (path == "/" || slash == std::string::npos) {
+        return "";
+    }
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// The mount holding `path`, or the nearest of its parents the node's kernel
+// holds in its lookup cache: found without asking any filesystem's server
+// (a component below a network mount's root may need one).
+std::optional<std::uint64_t> cached_mount_id(std::string path) {
+    while (!path.empty()) {
+        const Fd fd =
+            open_below(AT_FDCWD, path.c_str(), O_PATH | O_NOFOLLOW, Resolve::NoSymlinksCached);
+        struct statx stx {};
+        if (fd.valid() &&
+            ::statx(fd.get(), "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
+            (stx.stx_mask & STATX_MNT_ID) != 0) {
+            return stx.stx_mnt_id;
+        }
+        path = parent_of(path);
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 Status JailFilesystem::probe(bool keep_answer) {
     asked_ = true;
+    silent_ = false;
+    last_answer_ = ask_server(keep_answer);
+    return last_answer_;
+}
+
+Status JailFilesystem::ask_server(bool keep_answer) {
     BuilderChild child;
     if (auto s = child.start(
             "the jail's filesystem probe", config_.build_timeout_s, {},
@@ -79,6 +113,7 @@ Status JailFilesystem::probe(bool keep_answer) {
     const BuilderEnd end = child.finish();
     const std::string &report = child.report();
     if (end.kind == BuilderEnd::Kind::TimedOut || !child.reported_in_time()) {
+        silent_ = true;
         (void)::unlink(memo_path(config_).c_str());
         return Status::failure("the jail's filesystem did not answer within build_timeout=" +
                                std::to_string(config_.build_timeout_s) + " s (" +
@@ -152,12 +187,9 @@ Status jail_mount_kind(const std::string &jail, JailMount &out) {
 }
 
 std::string name_jail_filesystem(const std::string &jail) {
-    struct statx stx {};
-    if (::statx(AT_FDCWD, jail.c_str(), AT_STATX_DONT_SYNC | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
-                STATX_MNT_ID, &stx) == 0 &&
-        (stx.stx_mask & STATX_MNT_ID) != 0) {
-        if (auto name = describe_mount(read_small_file("/proc/self/mountinfo", 64UL << 20),
-                                       stx.stx_mnt_id)) {
+    if (auto mount_id = cached_mount_id(jail)) {
+        if (auto name =
+                describe_mount(read_small_file("/proc/self/mountinfo", 64UL << 20), *mount_id)) {
             return *name;
         }
     }

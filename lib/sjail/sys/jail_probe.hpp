@@ -31,14 +31,22 @@ class JailFilesystem {
     // fresh attributes stay in the kernel's cache.
     [[nodiscard]] Status probe(bool keep_answer = true);
 
-    // Whether this step asked the server already (answered or not).
+    // Whether this step asked the server already (answered or not), and
+    // what that probe said.
     [[nodiscard]] bool asked() const { return asked_; }
+    [[nodiscard]] const Status &last_answer() const { return last_answer_; }
+    // Whether that probe got no answer within build_timeout=.
+    [[nodiscard]] bool silent() const { return silent_; }
 
   private:
+    Status ask_server(bool keep_answer);
+
     const Config &config_;
     bool asked_ = false;
     bool probed_ = false; // asked, and answered
     std::string probed_line_;
+    Status last_answer_;
+    bool silent_ = false;
 };
 
 // Whether `jail` is on a network or FUSE filesystem (NFS, Lustre, CephFS,

@@ -66,11 +66,12 @@ std::vector<SourceId> identify_sources(const std::vector<MountOp> &plan) {
     return ids;
 }
 
-} // namespace
-
-Status identify_jail(const Config &config, FileId &jail, Fd *root) {
+// The jail's identity, walked with `attrs`; `not_cached`: the walk stopped
+// where only the jail's server could answer.
+Status identify_jail(const Config &config, FileId &jail, Fd *root, Attributes attrs,
+                     bool *not_cached = nullptr) {
     Fd fd;
-    if (auto s = open_root_owned_dir(config.jail, fd, Attributes::Cached); !s.ok()) {
+    if (auto s = open_root_owned_dir(config.jail, fd, attrs, not_cached); !s.ok()) {
         return Status::failure("jail " + config.jail + ": " + s.message());
     }
     struct stat st {};
@@ -84,22 +85,24 @@ Status identify_jail(const Config &config, FileId &jail, Fd *root) {
     return {};
 }
 
-namespace {
-
-// The jail, checked on the attributes the node's kernel holds (a probe that
-// was due has just refreshed them). A refusal is checked again on fresh ones
-// (a probe), so that a fix made through another node is seen at once; a
-// jail the cached attributes still pass is refused once a probe refreshed
-// them: within recheck= seconds.
-Status check_jail(const Config &config, JailFilesystem &filesystem, FileId &id, Fd &root) {
-    Status identified = identify_jail(config, id, &root);
-    if (!identified.ok() && !filesystem.asked() && filesystem.probe().ok()) {
-        identified = identify_jail(config, id, &root);
-    }
-    return identified;
-}
-
 } // namespace
+
+Status find_jail(const Config &config, JailFilesystem &filesystem, FileId &id, Fd &root) {
+    bool not_cached = false;
+    Status identified = identify_jail(config, id, &root, Attributes::CachedOnly, &not_cached);
+    if (identified.ok()) {
+        return identified;
+    }
+    const Status answered = filesystem.asked() ? filesystem.last_answer() : filesystem.probe();
+    if (!answered.ok() && filesystem.silent()) {
+        // A jail the kernel could not find alone: the server's silence is the cause.
+        return not_cached ? answered : identified;
+    }
+    // The server has just answered within build_timeout=, if only with an
+    // error: the walk may ask it, and names what is wrong on the way.
+    Status again = identify_jail(config, id, &root, Attributes::Cached);
+    return again.ok() ? answered : again;
+}
 
 Status current_stamp(const Config &config, CurrentStamp &now) {
     // Everything here is node-local or in the kernel's caches; the jail's
@@ -107,7 +110,7 @@ Status current_stamp(const Config &config, CurrentStamp &now) {
     JailFilesystem filesystem(config);
     Status answered = filesystem.check_answers();
     Fd jail;
-    if (auto s = check_jail(config, filesystem, now.jail, jail); !s.ok()) {
+    if (auto s = find_jail(config, filesystem, now.jail, jail); !s.ok()) {
         return s; // the jail's own problem, named as such
     }
     if (!answered.ok()) {

@@ -10,15 +10,22 @@
 #include "sjail/core/status.hpp"
 #include "sjail/sys/fd.hpp"
 #include "sjail/sys/gpu_view.hpp"
+#include "sjail/sys/jail_probe.hpp"
+#include "sjail/sys/safe_open.hpp"
 
 #include <string>
 
 namespace sjail {
 
-// The jail directory's identity, after the same ownership checks as a build,
-// on the attributes the node's kernel holds (cached_stat.hpp; a due probe
-// refreshes them); `root` receives its fd.
-Status identify_jail(const Config &config, FileId &jail, Fd *root = nullptr);
+// The jail directory as a step finds it (`id`, and its fd in `root`), after
+// the same ownership checks as a build: from the node's kernel alone, its
+// lookup and attribute caches (cached_stat.hpp), nothing on the way asking
+// the jail's server, so that a hung server cannot hang the step.
+// Refused there, it is checked again after a probe (at most one per step)
+// has refreshed the kernel's view within build_timeout=; when the kernel
+// could not find the jail alone and the server does not answer, the
+// probe's failure names the filesystem.
+Status find_jail(const Config &config, JailFilesystem &filesystem, FileId &id, Fd &root);
 
 // What a namespace built now would be made from, found once per step: a
 // step that must rebuild uses the same (nothing is looked for twice).

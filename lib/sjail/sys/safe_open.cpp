@@ -36,6 +36,8 @@ std::uint64_t resolve_flags(Resolve policy) noexcept {
         return RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
     case Resolve::BeneathCached:
         return RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_CACHED;
+    case Resolve::NoSymlinksCached:
+        return RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_CACHED;
     }
     return RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS; // the strictest
 }
@@ -45,12 +47,14 @@ std::uint64_t resolve_flags(Resolve policy) noexcept {
 // Attributes from a fresh fstat, or from the node's attribute cache
 // (cached_stat.hpp) where a step must not ask the jail's server.
 int stat_of(int fd, struct stat &st, Attributes attrs) {
-    return attrs == Attributes::Cached ? fstat_cached(fd, st) : ::fstat(fd, &st);
+    return attrs == Attributes::Fresh ? ::fstat(fd, &st) : fstat_cached(fd, st);
 }
 
 Status open_component(int dir, const std::string &name, const std::string &shown, Fd &out,
                       int *err_out = nullptr, Attributes attrs = Attributes::Fresh) {
-    Fd opened = open_below(dir, name.c_str(), O_PATH | O_NOFOLLOW, Resolve::Beneath);
+    Fd opened =
+        open_below(dir, name.c_str(), O_PATH | O_NOFOLLOW,
+                   attrs == Attributes::CachedOnly ? Resolve::BeneathCached : Resolve::Beneath);
     if (err_out != nullptr) {
         *err_out = opened.valid() ? 0 : errno;
     }
@@ -59,6 +63,10 @@ Status open_component(int dir, const std::string &name, const std::string &shown
         if (err == ELOOP) {
             return Status::failure(shown + " is a symlink; the plugin never follows symlinks "
                                            "(remove it, or point the config at the real path)");
+        }
+        if (err == EAGAIN && attrs == Attributes::CachedOnly) {
+            return Status::failure(shown + " is not in this node's lookup cache (finding it "
+                                           "would ask its filesystem's server)");
         }
         return Status::from_errno(shown, err);
     }
@@ -103,7 +111,7 @@ Fd open_below(int dir, const char *path, std::uint64_t flags, Resolve policy) no
     return Fd(static_cast<int>(::syscall(SYS_openat2, dir, path, &how, sizeof(how))));
 }
 
-Status open_root_owned_dir(const std::string &path, Fd &out, Attributes attrs) {
+Status open_root_owned_dir(const std::string &path, Fd &out, Attributes attrs, bool *not_cached) {
     if (auto s = check_absolute_path("path", path); !s.ok()) {
         return s;
     }
@@ -118,8 +126,11 @@ Status open_root_owned_dir(const std::string &path, Fd &out, Attributes attrs) {
     for (const auto &component : split_components(path)) {
         shown += "/" + component;
         Fd next;
-        if (auto s = open_component(current.get(), component, shown, next, nullptr, attrs);
-            !s.ok()) {
+        int err = 0;
+        if (auto s = open_component(current.get(), component, shown, next, &err, attrs); !s.ok()) {
+            if (not_cached != nullptr) {
+                *not_cached = err == EAGAIN && attrs == Attributes::CachedOnly;
+            }
             return s;
         }
         if (auto s = check_dir_root_owned(next.get(), shown, attrs); !s.ok()) {

@@ -21,6 +21,7 @@ enum class Resolve {
     InRoot,           // `dir` is the root: symlinks and ".." are resolved inside it
     BeneathCached,    // as Beneath, from the kernel's lookup cache alone: EAGAIN
                       // where a network filesystem would have to ask its server
+    NoSymlinksCached, // as NoSymlinks, from the kernel's lookup cache alone
 };
 
 // openat2(2) of `path` relative to `dir` (AT_FDCWD: the current directory)
@@ -35,12 +36,17 @@ enum class Resolve {
 // node's attribute cache (cached_stat.hpp), which asks a network
 // filesystem's server nothing: only a step's own check of the jail
 // (identify_jail) takes that, because a probe refreshes it (jail_probe.hpp).
-enum class Attributes { Fresh, Cached };
+// CachedOnly: the lookups too come from the kernel's caches alone
+// (Resolve::BeneathCached), so that nothing on the way asks the server.
+enum class Attributes { Fresh, Cached, CachedOnly };
 
 // Opens an absolute host path (the jail, the state directory) as an O_PATH
 // directory fd. Every component, the last included, must be a real directory
-// (no symlink), owned by root and not writable by group or others.
-Status open_root_owned_dir(const std::string &path, Fd &out, Attributes attrs = Attributes::Fresh);
+// (no symlink), owned by root and not writable by group or others. With
+// Attributes::CachedOnly, a component the kernel would have to ask a network
+// filesystem's server for fails, and `not_cached` (when given) is set.
+Status open_root_owned_dir(const std::string &path, Fd &out, Attributes attrs = Attributes::Fresh,
+                           bool *not_cached = nullptr);
 
 enum class TargetType { Directory, File };
 
