@@ -46,20 +46,6 @@ compat_up() {
         echo "slurmctld logged errors on Slurm $rel (above)"
         return 1
     fi
-    # The SSH tests' PAM module, built against that release (a failure shows
-    # in those tests).
-    case " $E2E_FILES " in
-        *" 09-ssh "*)
-            local type
-            type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' \
-                "${SLURM_JAIL_BUILD_DIR:-$SLURM_JAIL_ROOT/build}-$rel/CMakeCache.txt" 2>/dev/null || true)
-            t0=$EPOCHREALTIME
-            "$SLURM_JAIL_ROOT/hack/build-release" "$rel" "${type:-RelWithDebInfo}" -- --target pam_slurm_jail \
-                >>"$log" 2>&1 3>&- ||
-                printf '# compat: Slurm %s: building pam_slurm_jail failed (see %s)\n' "$rel" "$log" >&3
-            printf '# compat: Slurm %s: building pam_slurm_jail took %s s\n' "$rel" "$(elapsed_since "$t0")" >&3
-            ;;
-    esac
 }
 
 # compat_e2e REL FILE: tests/e2e/FILE.bats against the cluster on Slurm REL.

@@ -25,7 +25,7 @@ teardown() {
         # The script stays until no slurmd runs it any more.
         wait_until 30 task_epilog_off_on_both
     fi
-    rm -f "$STATE/etc/e2e-task-epilog"
+    rm -f "$STATE/etc/e2e-task-epilog" "$HOST_HOME/.bash_profile"
     remove_drops
 }
 
@@ -192,4 +192,17 @@ task_epilog_off_on_both() {
     assert_failure
     assert_step_refused 0 "$MISSING"
     assert_ran_nowhere
+}
+
+# slurmd reads a user's login environment by running "su - USER" on the
+# node's own root, which runs the user's shell startup files; the nodes' su
+# runs through the worker image's PAM stack (images/worker/pam.d/su), whose
+# pam_slurm_jail.so moves it into the job's jail first.
+@test "sbatch --get-user-env and --export=NONE: the user's ~/.bash_profile, run by slurmd's su, runs in the jail" {
+    user_code profile >"$HOST_HOME/.bash_profile"
+    chown "$TEST_UID:$TEST_UID" "$HOST_HOME/.bash_profile"
+    run ush "cd $T && sbatch -w node1 --get-user-env --wait -o job.out --wrap true &&
+             sbatch -w node2 --export=NONE --wait -o job2.out --wrap true"
+    assert_success
+    assert_ran_in_jail profile 2
 }

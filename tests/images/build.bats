@@ -66,6 +66,15 @@ image_ids() {
          echo "$so"; test -e "/usr/lib/x86_64-linux-gnu/$so"'
     assert_success
     assert_output --regexp '^libslurm\.so\.[0-9]+$'
+    # su enters the jail on a worker (slurmd's su for --get-user-env): its
+    # session stack ends with pam_slurm_jail.so, which is in PAM's directory
+    # with its libraries
+    run podman run --rm --network none localhost/slurm-jail/worker:latest sh -c \
+        'grep "^session" /etc/pam.d/su | tail -1
+         ldd /usr/lib/x86_64-linux-gnu/security/pam_slurm_jail.so | grep "not found" || echo libraries-found'
+    assert_success
+    assert_line --index 0 --regexp '^session +required +pam_slurm_jail\.so node=compute no_job=private$'
+    assert_line --index 1 libraries-found
     # what each image must contain
     run podman run --rm --network none --entrypoint cat localhost/slurm-jail/jail:latest /etc/slurm-jail-release
     assert_output "SLURM_JAIL_VERSION=$version"

@@ -149,6 +149,7 @@ build_plugin() {
     jc=$(job_container_name)
     # One target for both interfaces; its file is the release's plugin name.
     [ "$LC_JOB_CONTAINER" = yes ] && targets+=(job_container_slurm_jail)
+    targets+=(pam_slurm_jail)
     if [ -n "$(release_rootfs)" ]; then
         # Against that release's headers, with its compiler, in its rootfs.
         # The build type the directory already has (tests/compat builds the
@@ -167,6 +168,8 @@ build_plugin() {
     fi
     LC_PLUGIN_SO=$build/plugin/chroot/chroot.so
     [ -f "$LC_PLUGIN_SO" ] || die "the build did not produce $LC_PLUGIN_SO"
+    LC_PAM_SO=$build/plugin/pam/pam_slurm_jail.so
+    [ -f "$LC_PAM_SO" ] || die "the build did not produce $LC_PAM_SO"
     LC_JOB_CONTAINER_SO=
     if [ "$LC_JOB_CONTAINER" = yes ]; then
         LC_JOB_CONTAINER_SO=$(find "$build/plugin" -name "$jc.so" | head -1)
@@ -193,6 +196,21 @@ install_plugin() {
         replace_file "$LC_JOB_CONTAINER_SO" "$LC_STATE/plugins/$jc.so"
     fi
     replace_file "$LC_PLUGIN_SO" "$(jail_dir)$LC_PLUGIN_DIR/chroot.so"
+    install_su_stack
+}
+
+# Nodes run su through the worker image's PAM stack (bound over /etc/pam.d/su
+# in their mount namespaces), with pam_slurm_jail.so from the build: slurmd's
+# "su - USER" for sbatch --get-user-env enters the jail, as in the image.
+install_su_stack() {
+    install -d -m 0755 "$LC_STATE/pam"
+    replace_file "$LC_PAM_SO" "$LC_STATE/pam/pam_slurm_jail.so"
+    sed "s#^\(session *required *\)pam_slurm_jail.so#\1$LC_STATE/pam/pam_slurm_jail.so#" \
+        "$LC_ROOT/images/worker/pam.d/su" >"$LC_STATE/pam/su.new"
+    grep -q "$LC_STATE/pam/pam_slurm_jail.so" "$LC_STATE/pam/su.new" ||
+        die "images/worker/pam.d/su has no 'session required pam_slurm_jail.so' line"
+    chmod 0644 "$LC_STATE/pam/su.new"
+    mv -f "$LC_STATE/pam/su.new" "$LC_STATE/pam/su"
 }
 
 # replace_file SRC DST: a new inode, renamed into place, so that running
