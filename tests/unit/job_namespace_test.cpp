@@ -8,6 +8,7 @@
 #include "sjail/sys/state_dir.hpp"
 #include "sjail/sys/step_entry.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <dirent.h>
 #include <fcntl.h>
@@ -423,17 +424,52 @@ TEST(JobNamespace, AJobTmpDirectoryLeftWithoutItsJobGoesAtTheNextStart) {
 namespace {
 
 // A stand-in for a slurmstepd of `job`'s extern step, as ps shows one.
-pid_t fake_extern_stepd(std::uint32_t job) {
+// A process titled as the job's extern slurmstepd, running as `uid`;
+// returned once it has its title (exec closed the pipe).
+pid_t fake_extern_stepd(std::uint32_t job, uid_t uid = 0) {
+    int exec_done[2];
+    if (::pipe2(exec_done, O_CLOEXEC) != 0) {
+        return -1;
+    }
     const pid_t pid = ::fork();
     if (pid == 0) {
         const std::string name = "slurmstepd: [" + std::to_string(job) + ".extern]";
-        ::execl("/bin/sleep", name.c_str(), "600", nullptr);
+        if (uid == 0 || ::setresuid(uid, uid, uid) == 0) {
+            ::execl("/bin/sleep", name.c_str(), "600", nullptr);
+        }
         ::_exit(127);
     }
+    ::close(exec_done[1]);
+    char c = 0;
+    (void)!::read(exec_done[0], &c, 1);
+    ::close(exec_done[0]);
     return pid;
 }
 
 } // namespace
+
+// Only root's slurmstepd keeps a job whose tasks are gone: a user's process
+// may call itself anything.
+TEST(JobNamespace, AUsersProcessTitledAsTheJobsStepdKeepsNoStaleJob) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  constexpr std::uint32_t kJob = 987655;
+                  CHILD_EXPECT(as_task(config, kJob, [] { return std::string(); }).empty());
+                  const pid_t roots = fake_extern_stepd(kJob);
+                  CHILD_EXPECT(roots > 0);
+                  const auto kept = sjail::delete_stale_jobs(config);
+                  ::kill(roots, SIGKILL);
+                  ::waitpid(roots, nullptr, 0);
+                  CHILD_EXPECT(std::find(kept.begin(), kept.end(), kJob) == kept.end());
+                  const pid_t users = fake_extern_stepd(kJob, 65534);
+                  CHILD_EXPECT(users > 0);
+                  const auto deleted = sjail::delete_stale_jobs(config);
+                  ::kill(users, SIGKILL);
+                  ::waitpid(users, nullptr, 0);
+                  CHILD_EXPECT(std::find(deleted.begin(), deleted.end(), kJob) != deleted.end());
+                  return std::string();
+              }),
+              "");
+}
 
 TEST(JobNamespace, AnInitWhoseJobIsGoneFromTheNodeDeletesItAndEnds) {
     EXPECT_EQ(

@@ -546,7 +546,7 @@ Status lock_job(const Config &config, const JobPaths &paths, Fd &lock) {
 // ---- what is still running on the node ----
 
 // For every PID namespace: how many processes it holds; and which jobs still
-// have a slurmstepd.
+// have a slurmstepd (root's).
 struct NodeProcesses {
     std::multiset<ino_t> pid_namespaces;
     std::set<std::uint32_t> jobs_with_stepd;
@@ -567,14 +567,10 @@ NodeProcesses scan_processes() {
         if (::stat((dir + "/ns/pid").c_str(), &st) == 0) {
             seen.pid_namespaces.insert(st.st_ino);
         }
-        const std::string cmdline = read_small_file(dir + "/cmdline");
-        const std::string prefix = "slurmstepd: [";
-        if (cmdline.rfind(prefix, 0) == 0) {
-            const auto dot = cmdline.find('.', prefix.size());
-            if (const auto job = job_of_entry(
-                    std::string_view(cmdline).substr(prefix.size(), dot - prefix.size()))) {
-                seen.jobs_with_stepd.insert(*job);
-            }
+        // root's slurmstepd only: a user's process may call itself anything.
+        const auto step = stepd_of_cmdline(read_small_file(dir + "/cmdline"));
+        if (step && real_uid_of_status(read_small_file(dir + "/status")) == 0U) {
+            seen.jobs_with_stepd.insert(step->job);
         }
     }
     ::closedir(proc);
