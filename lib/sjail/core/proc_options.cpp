@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/proc_options.hpp"
 
+#include "sjail/core/mountinfo.hpp"
 #include "sjail/core/path_rules.hpp"
 
 #include <array>
-#include <sstream>
 
 namespace sjail {
 namespace {
@@ -64,45 +64,23 @@ ProcOptions proc_options_of(std::string_view super_options) {
 
 ProcOptions node_proc_options(std::string_view mountinfo) {
     ProcOptions options;
-    std::istringstream lines{std::string(mountinfo)};
-    std::string line;
-    while (std::getline(lines, line)) {
-        // ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS
-        const auto fields = split(line, ' ');
-        const auto dash = line.find(" - ");
-        if (fields.size() < 5 || fields[4] != "/proc" || dash == std::string::npos) {
-            continue;
+    for (const auto text : split(mountinfo, '\n')) {
+        const auto line = parse_mountinfo_line(text);
+        if (line && line->head.size() >= 5 && line->head[4] == "/proc" && line->tail.size() >= 3 &&
+            line->tail[0] == "proc") {
+            options = proc_options_of(line->tail[2]);
         }
-        const auto tail = split(std::string_view(line).substr(dash + 3), ' ');
-        if (tail.size() < 3 || tail[0] != "proc") {
-            continue;
-        }
-        options = proc_options_of(tail[2]);
     }
     return options; // the last /proc mount is the one in effect
 }
 
 std::optional<std::string> super_options_of_mount(std::string_view mountinfo,
                                                   std::uint64_t mount_id) {
-    const std::string id = std::to_string(mount_id) + " ";
-    std::size_t start = 0;
-    while (start < mountinfo.size()) {
-        const std::size_t end = mountinfo.find('\n', start);
-        if (end == std::string_view::npos) {
-            return std::nullopt; // an incomplete last line
-        }
-        const std::string_view line = mountinfo.substr(start, end - start);
-        if (line.starts_with(id)) {
-            const auto dash = line.find(" - ");
-            if (dash == std::string_view::npos) {
-                return std::nullopt;
-            }
-            const auto tail = split(line.substr(dash + 3), ' ');
-            return tail.size() < 3 ? std::string() : std::string(tail[2]);
-        }
-        start = end + 1;
+    const auto line = mountinfo_line_of(mountinfo, mount_id);
+    if (!line) {
+        return std::nullopt;
     }
-    return std::nullopt;
+    return line->tail.size() < 3 ? std::string() : std::string(line->tail[2]);
 }
 
 std::vector<std::pair<std::string, std::string>> proc_mount_parameters(const ProcOptions &options) {

@@ -162,10 +162,12 @@ Status JailFilesystem::loader_line(int jail_root, std::string &out) {
 Status jail_mount_kind(const std::string &jail, JailMount &out) {
     struct statfs fs {};
     struct statx stx {};
-    if (::statfs(jail.c_str(), &fs) != 0 ||
-        ::statx(AT_FDCWD, jail.c_str(), AT_STATX_DONT_SYNC | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS,
-                &stx) != 0) {
+    if (::statfs(jail.c_str(), &fs) != 0) {
         return Status::from_errno("statfs " + jail);
+    }
+    if (::statx(AT_FDCWD, jail.c_str(), AT_STATX_DONT_SYNC | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS,
+                &stx) != 0) {
+        return Status::from_errno("stat " + jail);
     }
     constexpr std::array<unsigned long, 10> kNetwork = {
         0x65735546UL, // FUSE (GlusterFS, virtiofs, sshfs, ...)
