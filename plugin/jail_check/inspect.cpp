@@ -8,9 +8,11 @@
 #include "sjail/sys/gpu_view.hpp"
 #include "sjail/sys/jail_probe.hpp"
 #include "sjail/sys/jail_view.hpp"
+#include "sjail/sys/node_role.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
 #include "sjail/sys/trusted_path.hpp"
+#include "su_stack.hpp"
 
 #include <algorithm>
 #include <array>
@@ -343,6 +345,23 @@ void check_for_jobs(Run &run) {
     check_jail_users(run);
 }
 
+// On a compute node slurmd runs "su - USER" on the node's own root for jobs
+// that ask for the user's login environment, and su runs the user's shell
+// startup files: su's session must enter the jail.
+void check_su(Run &run) {
+    constexpr const char *kSuStack = "/etc/pam.d/su";
+    if (!slurmd_runs_here() || su_enters_jail(read_small_file(kSuStack))) {
+        return;
+    }
+    run.problem(std::string(kSuStack) +
+                    " does not enter the jail (no 'session required pam_slurm_jail.so' line) and "
+                    "slurmd runs on this node: its su for sbatch --get-user-env and --export=NONE "
+                    "runs the user's ~/.bash_profile on the node's own root",
+                "end the session stack of " + std::string(kSuStack) +
+                    " with 'session required pam_slurm_jail.so node=compute no_job=private' (see "
+                    "pam_slurm_jail(8), SU ON COMPUTE NODES)");
+}
+
 } // namespace
 
 std::vector<Finding> inspect(const Subject &subject) {
@@ -365,6 +384,7 @@ std::vector<Finding> inspect(const Subject &subject) {
         }
     }
     check_for_jobs(run);
+    check_su(run);
     return run.findings;
 }
 

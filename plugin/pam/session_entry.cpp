@@ -5,6 +5,7 @@
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/jail_view.hpp"
 #include "sjail/sys/job_init.hpp"
+#include "sjail/sys/node_role.hpp"
 #include "sjail/sys/plugstack.hpp"
 #include "sjail/sys/proc_options.hpp"
 #include "sjail/sys/safe_open.hpp"
@@ -98,43 +99,6 @@ Status find_jail_user(const Config &config, const SessionUser &user, PasswdEntry
     }
     out = *entry;
     return {};
-}
-
-// Whether a slurmd of this host runs: a root process whose executable is
-// slurmd, in this process's UTS namespace (the hostname slurmd serves).
-// Users cannot fake one: /proc/PID/exe names the binary, whatever the
-// process calls itself.
-bool slurmd_runs_here() {
-    struct stat own {};
-    if (::stat("/proc/self/ns/uts", &own) != 0) {
-        return false;
-    }
-    DIR *proc = ::opendir("/proc");
-    if (proc == nullptr) {
-        return false;
-    }
-    bool found = false;
-    std::array<char, 4096> link{};
-    while (const dirent *e = ::readdir(proc)) {
-        if (!job_of_entry(e->d_name)) {
-            continue; // not a pid
-        }
-        const std::string dir = std::string("/proc/") + e->d_name;
-        struct stat st {};
-        struct stat uts {};
-        if (::stat(dir.c_str(), &st) != 0 || st.st_uid != 0 ||
-            ::stat((dir + "/ns/uts").c_str(), &uts) != 0 || uts.st_ino != own.st_ino ||
-            uts.st_dev != own.st_dev) {
-            continue;
-        }
-        const ssize_t n = ::readlink((dir + "/exe").c_str(), link.data(), link.size());
-        if (n > 0 && is_slurmd_exe(std::string_view(link.data(), static_cast<std::size_t>(n)))) {
-            found = true;
-            break;
-        }
-    }
-    ::closedir(proc);
-    return found;
 }
 
 SessionFacts gather_facts(const Config &config, const ModuleArgs &args, const SessionUser &user,

@@ -77,11 +77,6 @@ struct PasswdEntry {
 // The entry of `name` in a passwd text, or nothing.
 std::optional<PasswdEntry> find_passwd_entry(std::string_view text, std::string_view name);
 
-// Whether /proc/PID/exe of a process names slurmd ("/usr/sbin/slurmd",
-// Debian's "/usr/sbin/slurmd-wlm", also when the binary was replaced:
-// "... (deleted)"); never slurmdbd, slurmctld or slurmstepd.
-bool is_slurmd_exe(std::string_view link);
-
 // Where the session goes.
 enum class SessionAction {
     Node,    // the node's jail namespace (a login node)

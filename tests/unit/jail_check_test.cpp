@@ -8,6 +8,7 @@
 #include "job_container_lines.hpp"
 #include "requirements.hpp"
 #include "slurm_conf.hpp"
+#include "su_stack.hpp"
 
 #include <gtest/gtest.h>
 
@@ -328,3 +329,25 @@ TEST(JobContainerLines, AnotherJobContainerStackedOrAloneIsAProblem) {
 
 } // namespace
 } // namespace sjail::check
+
+// su enters the jail only through a session line that fails su when the
+// jail cannot be entered.
+TEST(SuStack, EntersTheJailOnlyWithARequiredSessionLine) {
+    using sjail::check::su_enters_jail;
+    const std::string debian = "auth       sufficient pam_rootok.so\n"
+                               "@include common-auth\n"
+                               "@include common-account\n"
+                               "session    required   pam_limits.so\n"
+                               "@include common-session\n";
+    EXPECT_FALSE(su_enters_jail(debian));
+    EXPECT_TRUE(su_enters_jail(debian + "session required pam_slurm_jail.so node=compute\n"));
+    EXPECT_TRUE(su_enters_jail(debian + "session\trequisite\t/opt/lib/pam_slurm_jail.so\n"));
+    // Not enforcing, not the session phase, commented out, another module.
+    EXPECT_FALSE(su_enters_jail(debian + "session optional pam_slurm_jail.so\n"));
+    EXPECT_FALSE(su_enters_jail(debian + "session [default=ignore] pam_slurm_jail.so\n"));
+    EXPECT_FALSE(su_enters_jail(debian + "account required pam_slurm_jail.so\n"));
+    EXPECT_FALSE(su_enters_jail(debian + "# session required pam_slurm_jail.so\n"));
+    EXPECT_FALSE(su_enters_jail(debian + "session required pam_slurm_jail.so.bak\n"));
+    EXPECT_FALSE(su_enters_jail(debian + "session required /x/not_pam_slurm_jail.so\n"));
+    EXPECT_FALSE(su_enters_jail(""));
+}
