@@ -89,7 +89,7 @@ poll_until() {
 # if it still runs after SECONDS (default 10). Nothing to do without one.
 stop_pidfile() {
     local pid
-    pid=$(cat "$1" 2>/dev/null) || return 0
+    pid=$(head -n 1 "$1" 2>/dev/null) || return 0 # a reconfigured daemon leaves a tail below
     [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
     kill "$pid" 2>/dev/null || true
     poll_until "${2:-10}" 0.1 process_gone "$pid" || kill -KILL "$pid" 2>/dev/null || true

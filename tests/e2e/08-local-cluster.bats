@@ -10,8 +10,10 @@ setup() {
 }
 
 daemon_pids() {
-    cat "$STATE/munge/munged.pid" "$STATE/ctld/slurmctld.pid" \
-        "$STATE"/nodes/node*/spool/slurmd.pid 2>/dev/null | sort
+    local f
+    for f in "$STATE/munge/munged.pid" "$STATE/ctld/slurmctld.pid" "$STATE"/nodes/node*/spool/slurmd.pid; do
+        pid_in "$f" 2>/dev/null
+    done | sort
 }
 
 # The host's mount table, without podman's containers (other suites).
@@ -64,7 +66,7 @@ host_mounts() {
 
 @test "a readiness probe that fails is named, with the daemon's last log lines" {
     local ctld last
-    ctld=$(cat "$STATE/ctld/slurmctld.pid")
+    ctld=$(pid_in "$STATE/ctld/slurmctld.pid")
     kill -STOP "$ctld"
     SLURM_JAIL_LOCAL_TIMEOUT=2 run "$LC" up
     last=$(tail -n 1 "$STATE/logs/slurmctld.log")

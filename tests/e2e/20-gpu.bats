@@ -193,7 +193,7 @@ no_jobs() { [ -z "$(ctl squeue -h)" ]; }
 node_is() { [ "$(ctl sinfo -h -n "$1" -o %T)" = "$2" ]; }
 
 # ctl CMD...: an admin command on the controller host.
-ctl() { nsenter -t "$(cat "$STATE/ctld/slurmctld.pid")" -m -u -n -- "$@"; }
+ctl() { nsenter -t "$(pid_in "$STATE/ctld/slurmctld.pid")" -m -u -n -- "$@"; }
 
 @test "the NCCL check runs as a job in the jail on every node, with the node's driver" {
     run nccl_submit

@@ -109,7 +109,12 @@ wait_until() {
     done
 }
 
-slurmd_pid() { cat "$STATE/nodes/$1/spool/slurmd.pid"; }
+# pid_in FILE: the pid a Slurm daemon's pid file names: its first line.
+# From Slurm 24.11 on, the process a reconfigure starts rewrites the file
+# without truncating it, so a longer old pid leaves its tail on a second line.
+pid_in() { head -n 1 "$1"; }
+
+slurmd_pid() { pid_in "$STATE/nodes/$1/spool/slurmd.pid"; }
 
 # Mount table of a node's own mount namespace (where slurmstepd runs).
 # Mounts of podman containers (other suites, and private stores such as

@@ -211,7 +211,7 @@ jail_answers_here() { stat "$JAIL/etc/passwd" "$STATE/login/jail/etc/passwd" >/d
 }
 
 # ctl CMD...: CMD as root next to slurmctld (this machine's root, not the jail).
-ctl() { nsenter -t "$(cat "$STATE/ctld/slurmctld.pid")" -m -u -n -- "$@"; }
+ctl() { nsenter -t "$(pid_in "$STATE/ctld/slurmctld.pid")" -m -u -n -- "$@"; }
 
 # fs_check ARGS...: slurm-jail-fs-check as slurmd's HealthCheckProgram would
 # run it on node1.

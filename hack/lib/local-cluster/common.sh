@@ -98,6 +98,8 @@ take_lock() {
 # Read a pid file and print the pid if that process is alive.
 live_pid() {
     local pid
-    pid=$(cat "$1" 2>/dev/null) || return 1
+    # The first line: from Slurm 24.11 on, a reconfigured daemon rewrites its
+    # pid file without truncating it (a longer old pid leaves its tail).
+    pid=$(head -n 1 "$1" 2>/dev/null) || return 1
     [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
 }
