@@ -347,19 +347,28 @@ void check_for_jobs(Run &run) {
 
 // On a compute node slurmd runs "su - USER" on the node's own root for jobs
 // that ask for the user's login environment, and su runs the user's shell
-// startup files: su's session must enter the jail.
+// startup files: su's session must enter the jail, through both of its PAM
+// services (su -l uses "su-l" where that file exists).
 void check_su(Run &run) {
-    constexpr const char *kSuStack = "/etc/pam.d/su";
-    if (!slurmd_runs_here() || su_enters_jail(read_small_file(kSuStack))) {
+    if (!slurmd_runs_here()) {
         return;
     }
-    run.problem(std::string(kSuStack) +
-                    " does not enter the jail (no 'session required pam_slurm_jail.so' line) and "
-                    "slurmd runs on this node: its su for sbatch --get-user-env and --export=NONE "
-                    "runs the user's ~/.bash_profile on the node's own root",
-                "end the session stack of " + std::string(kSuStack) +
-                    " with 'session required pam_slurm_jail.so node=compute no_job=private' (see "
-                    "pam_slurm_jail(8), SU ON COMPUTE NODES)");
+    for (const std::string stack : {"/etc/pam.d/su", "/etc/pam.d/su-l"}) {
+        struct stat st {};
+        if (stack.ends_with("-l") && ::lstat(stack.c_str(), &st) != 0) {
+            continue;
+        }
+        if (su_enters_jail(read_small_file(stack))) {
+            continue;
+        }
+        run.problem(stack +
+                        " does not enter the jail (no 'session required pam_slurm_jail.so' line) "
+                        "and slurmd runs on this node: its su for sbatch --get-user-env and "
+                        "--export=NONE runs the user's ~/.bash_profile on the node's own root",
+                    "end the session stack of " + stack +
+                        " with 'session required pam_slurm_jail.so node=compute no_job=private' "
+                        "(see pam_slurm_jail(8), SU ON COMPUTE NODES)");
+    }
 }
 
 } // namespace

@@ -206,18 +206,3 @@ task_epilog_off_on_both() {
     assert_success
     assert_ran_in_jail profile 2
 }
-
-@test "slurm-jail-check on a compute node whose su does not enter the jail: a problem, with the fix" {
-    local check=$CLUSTER_BUILD/plugin/jail_check/slurm-jail-check plain=$STATE/e2e-su-plain
-    [ -x "$check" ] || fail "$check is not built"
-    run nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$check"
-    refute_output --partial "/etc/pam.d/su does not enter the jail"
-    # This machine's own su stack (Debian's), where node1's slurmd runs.
-    install -m 0644 /etc/pam.d/su "$plain"
-    nsenter -t "$(slurmd_pid node1)" -m -- mount --bind "$plain" /etc/pam.d/su
-    run nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$check"
-    nsenter -t "$(slurmd_pid node1)" -m -- umount /etc/pam.d/su
-    rm -f "$plain"
-    assert_failure
-    assert_line "PROBLEM: /etc/pam.d/su does not enter the jail (no 'session required pam_slurm_jail.so' line) and slurmd runs on this node: its su for sbatch --get-user-env and --export=NONE runs the user's ~/.bash_profile on the node's own root -- fix: end the session stack of /etc/pam.d/su with 'session required pam_slurm_jail.so node=compute no_job=private' (see pam_slurm_jail(8), SU ON COMPUTE NODES)"
-}

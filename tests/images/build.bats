@@ -71,10 +71,12 @@ image_ids() {
     # with its libraries
     run podman run --rm --network none localhost/slurm-jail/worker:latest sh -c \
         'grep "^session" /etc/pam.d/su | tail -1
+         grep "^session" /etc/pam.d/su-l | tail -1
          ldd /usr/lib/x86_64-linux-gnu/security/pam_slurm_jail.so | grep "not found" || echo libraries-found'
     assert_success
     assert_line --index 0 --regexp '^session +required +pam_slurm_jail\.so node=compute no_job=private$'
-    assert_line --index 1 libraries-found
+    assert_line --index 1 --regexp '^session +required +pam_slurm_jail\.so node=compute no_job=private$'
+    assert_line --index 2 libraries-found
     # what each image must contain
     run podman run --rm --network none --entrypoint cat localhost/slurm-jail/jail:latest /etc/slurm-jail-release
     assert_output "SLURM_JAIL_VERSION=$version"

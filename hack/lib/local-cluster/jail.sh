@@ -149,7 +149,7 @@ build_plugin() {
     jc=$(job_container_name)
     # One target for both interfaces; its file is the release's plugin name.
     [ "$LC_JOB_CONTAINER" = yes ] && targets+=(job_container_slurm_jail)
-    targets+=(pam_slurm_jail)
+    targets+=(pam_slurm_jail slurm-jail-check)
     if [ -n "$(release_rootfs)" ]; then
         # Against that release's headers, with its compiler, in its rootfs.
         # The build type the directory already has (tests/compat builds the
@@ -200,7 +200,7 @@ install_plugin() {
 }
 
 # Nodes run su through the worker image's PAM stack (bound over /etc/pam.d/su
-# in their mount namespaces), with pam_slurm_jail.so from the build: slurmd's
+# and su-l in their mount namespaces), with pam_slurm_jail.so from the build: slurmd's
 # "su - USER" for sbatch --get-user-env enters the jail, as in the image.
 install_su_stack() {
     install -d -m 0755 "$LC_STATE/pam"
