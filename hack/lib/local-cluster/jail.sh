@@ -149,7 +149,7 @@ build_plugin() {
     jc=$(job_container_name)
     # One target for both interfaces; its file is the release's plugin name.
     [ "$LC_JOB_CONTAINER" = yes ] && targets+=(job_container_slurm_jail)
-    targets+=(pam_slurm_jail slurm-jail-check)
+    targets+=(pam_slurm_jail)
     if [ -n "$(release_rootfs)" ]; then
         # Against that release's headers, with its compiler, in its rootfs.
         # The build type the directory already has (tests/compat builds the
