@@ -36,7 +36,7 @@ shell_scripts() {
     # (namespace_slurm_jail.cpp against 22.05) would only meet its #error.
     run bash -c "git ls-files '*.cpp' | grep -v '^tests/' |
         grep -Fxf <(jq -r '.[].file' '$db' | sed 's|^$SLURM_JAIL_ROOT/||' | sort -u) |
-        xargs -r -P 2 -n 4 clang-tidy --quiet -p '$SLURM_JAIL_BUILD_DIR' 2>&1"
+        xargs -r -P $(nproc) -n 4 clang-tidy --quiet -p '$SLURM_JAIL_BUILD_DIR' 2>&1"
     assert_success
     refute_output --regexp '(warning|error):'
 }

@@ -24,7 +24,7 @@ fakes_build_dir() { echo "${SLURM_JAIL_BUILD_DIR:-$LC_ROOT/build}/tests/fakes/nv
 build_fake_gpu() {
     local build=${SLURM_JAIL_BUILD_DIR:-$LC_ROOT/build}
     log "building the fake NVIDIA drivers and the NCCL check in $build"
-    cmake --build "$build" -j 2 --target fake_nvidia_drivers slurm-jail-nccl-check >&2 ||
+    cmake --build "$build" -j "$(nproc)" --target fake_nvidia_drivers slurm-jail-nccl-check >&2 ||
         die "building the fake drivers failed (see above); they need the test build (hack/install-deps installs googletest)"
 }
 

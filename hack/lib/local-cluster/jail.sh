@@ -163,7 +163,7 @@ build_plugin() {
         log "building the plugin in $build"
         cmake -S "$LC_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLURM_JAIL_WERROR=ON >/dev/null ||
             die "cmake configure failed (see above); run hack/install-deps for the build tools"
-        cmake --build "$build" -j 2 --target "${targets[@]}" >&2 ||
+        cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >&2 ||
             die "building chroot.so failed (see above)"
     fi
     LC_PLUGIN_SO=$build/plugin/chroot/chroot.so
