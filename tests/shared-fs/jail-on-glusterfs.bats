@@ -139,25 +139,33 @@ compat_file() {
 # jail_answers_here: this machine's and the login host's clients answer.
 jail_answers_here() { stat "$JAIL/etc/passwd" "$STATE/login/jail/etc/passwd" >/dev/null 2>&1; }
 
-@test "a hung server: a step's probe gives up within build_timeout= with one line naming the filesystem, and the next step after it answers works" {
-    local brick out=$BATS_TEST_TMPDIR/step.json
+# step_on_hung_server LABEL PAUSE SETTING...: one step on node1 with the
+# jail's brick stopped (PAUSE seconds before the step) and build_timeout=5.
+# It fails within 5 to 7 s with the one line naming the filesystem; the
+# brick answers again afterwards and the probe's child goes.
+step_on_hung_server() {
+    local label=$1 pause=$2 brick out=$BATS_TEST_TMPDIR/step.json rc=0 took
+    shift 2
     brick=$(pgrep -f '^/usr/sbin/glusterfsd .*--volfile-id jail\.') || fail "no brick process"
-    in_node1 rm -f "$PROBE_MEMO" # the last answer is old
     kill -STOP "$brick"
+    sleep "$pause"
     # Into a file: the probe's child, stuck on the server, keeps its output
     # open until GlusterFS gives up on the server; the step does not wait.
-    local rc=0
-    in_node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}" build_timeout=5 >"$out" 2>&1 || rc=$?
-    local took
+    in_node1 "$STEP_OPS" --steps 1 "$@" build_timeout=5 >"$out" 2>&1 || rc=$?
     took=$(jq -r .longest_seconds "$out")
     kill -CONT "$brick"
-    printf '# shared-fs: hung server: the step failed after %s s (build_timeout=5)\n' "$took" >&3
+    printf '# shared-fs: %s: the step failed after %s s (build_timeout=5)\n' "$label" "$took" >&3
     assert_equal "$rc" 1
     run jq -r '.errors[0]' "$out"
     assert_output "the jail's filesystem did not answer within build_timeout=5 s (fuse.glusterfs $(lc_storage storage_addr):jail mounted at /mnt/jail); new steps on this node fail until its server answers again"
     awk -v t="$took" 'BEGIN { exit !(t >= 5 && t < 7) }' || fail "the step took $took s"
     # The probe's child is gone once the server answers (or GlusterFS gives up).
     wait_until 20 bash -c '! pgrep -x sjail-step-ops'
+}
+
+@test "a hung server: a step's probe gives up within build_timeout= with one line naming the filesystem, and the next step after it answers works" {
+    in_node1 rm -f "$PROBE_MEMO" # the last answer is old
+    step_on_hung_server "hung server" 0 "${NODE_SETTINGS[@]}"
     # Answering again: the next step asks and works, slurmd untouched.
     wait_until 30 in_node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
     wait_until 30 jail_answers_here
@@ -167,30 +175,15 @@ jail_answers_here() { stat "$JAIL/etc/passwd" "$STATE/login/jail/etc/passwd" >/d
 }
 
 @test "jail= below the volume's root: with a hung server the step's walk to the jail waits on nothing, its probe gives up within build_timeout=" {
-    local brick out=$BATS_TEST_TMPDIR/step.json
-    brick=$(pgrep -f '^/usr/sbin/glusterfsd .*--volfile-id jail\.') || fail "no brick process"
     # A recent answer (probes are due only every recheck= seconds), from a
     # step on the volume's root.
     in_node1 rm -f "$PROBE_MEMO"
     run in_node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
     assert_success
-    kill -STOP "$brick"
-    # Past the FUSE client's 1 s entry timeout: the jail's last component,
-    # below the volume's root, is no longer the kernel's to answer.
-    sleep 1.5
-    local rc=0
-    in_node1 "$STEP_OPS" --steps 1 jail=/mnt/jail/usr state=/run/slurm-jail/step-ops build_timeout=5 \
-        >"$out" 2>&1 || rc=$?
-    local took
-    took=$(jq -r .longest_seconds "$out")
-    kill -CONT "$brick"
-    printf '# shared-fs: hung server, jail= below the root: the step failed after %s s (build_timeout=5)\n' \
-        "$took" >&3
-    assert_equal "$rc" 1
-    run jq -r '.errors[0]' "$out"
-    assert_output "the jail's filesystem did not answer within build_timeout=5 s (fuse.glusterfs $(lc_storage storage_addr):jail mounted at /mnt/jail); new steps on this node fail until its server answers again"
-    awk -v t="$took" 'BEGIN { exit !(t >= 5 && t < 7) }' || fail "the step took $took s"
-    wait_until 20 bash -c '! pgrep -x sjail-step-ops'
+    # 1.5 s: past the FUSE client's 1 s entry timeout, the jail's last
+    # component, below the volume's root, is no longer the kernel's to answer.
+    step_on_hung_server "hung server, jail= below the root" 1.5 \
+        jail=/mnt/jail/usr state=/run/slurm-jail/step-ops
     wait_until 30 in_node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
 }
 

@@ -462,6 +462,12 @@ TEST(JobNamespace, AUsersProcessTitledAsTheJobsStepdKeepsNoStaleJob) {
                   CHILD_EXPECT(std::find(kept.begin(), kept.end(), kJob) == kept.end());
                   const pid_t users = fake_extern_stepd(kJob, 65534);
                   CHILD_EXPECT(users > 0);
+                  // It runs, titled as the job's stepd, as uid 65534.
+                  const std::string proc = "/proc/" + std::to_string(users);
+                  CHILD_EXPECT(sjail::stepd_of_cmdline(kit::read_file(proc + "/cmdline")) ==
+                               (sjail::StepdOf{kJob, true}));
+                  CHILD_EXPECT(sjail::real_uid_of_status(kit::read_file(proc + "/status")) ==
+                               65534U);
                   const auto deleted = sjail::delete_stale_jobs(config);
                   ::kill(users, SIGKILL);
                   ::waitpid(users, nullptr, 0);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/path_rules.hpp"
 
+#include <algorithm>
 #include <sys/stat.h>
 
 namespace sjail {
@@ -53,6 +54,19 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
         parts.push_back(text.substr(start, end - start));
         start = end + 1;
     }
+}
+
+std::vector<std::string> words_of(std::string_view line) {
+    constexpr std::string_view kBlanks = " \t\n";
+    line = line.substr(0, line.find('#'));
+    std::vector<std::string> words;
+    std::size_t i = 0;
+    while ((i = line.find_first_not_of(kBlanks, i)) != std::string_view::npos) {
+        const auto end = std::min(line.find_first_of(kBlanks, i), line.size());
+        words.emplace_back(line.substr(i, end - i));
+        i = end;
+    }
+    return words;
 }
 
 void push_components(std::vector<std::string> &todo, std::string_view path) {

@@ -22,6 +22,10 @@ std::vector<std::string> split_components(std::string_view path);
 // "a,,b" -> {"a", "", "b"}; "" -> {""}. The views point into `text`.
 [[nodiscard]] std::vector<std::string_view> split(std::string_view text, char separator);
 
+// The words of one line of a configuration file (plugstack.conf, a PAM
+// stack): '#' starts a comment, words are separated by blanks (space, tab).
+[[nodiscard]] std::vector<std::string> words_of(std::string_view line);
+
 // Pushes the non-empty components of `path` (absolute or relative, as a
 // symlink's target) onto `todo` so that the first one is popped first.
 void push_components(std::vector<std::string> &todo, std::string_view path);

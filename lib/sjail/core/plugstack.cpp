@@ -1,27 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/plugstack.hpp"
 
+#include "sjail/core/path_rules.hpp"
+
 #include <algorithm>
 #include <array>
 
 namespace sjail {
 namespace {
 
-constexpr std::string_view kSeparators = " \t\n";
 constexpr std::array<std::string_view, 3> kKeywords = {"required", "optional", "include"};
-
-// The words of one line as Slurm's strtok_r sees them, after the comment.
-std::vector<std::string> words_of(std::string_view line) {
-    line = line.substr(0, line.find('#'));
-    std::vector<std::string> words;
-    std::size_t i = 0;
-    while ((i = line.find_first_not_of(kSeparators, i)) != std::string_view::npos) {
-        const auto end = std::min(line.find_first_of(kSeparators, i), line.size());
-        words.emplace_back(line.substr(i, end - i));
-        i = end;
-    }
-    return words;
-}
 
 bool is_keyword(std::string_view word) {
     return std::find(kKeywords.begin(), kKeywords.end(), word) != kKeywords.end();

@@ -2,6 +2,7 @@
 #include "sjail/sys/jail_probe.hpp"
 
 #include "sjail/core/jail_probe.hpp"
+#include "sjail/core/path_rules.hpp"
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/ld_cache.hpp"
 #include "sjail/sys/safe_open.hpp"
@@ -65,20 +66,14 @@ constexpr std::string_view kUnusable = "unusable: ";
     ::_exit(0);
 }
 
-// "/a/b" -> "/a", "/a" -> "/", "/" -> "" (no parent left).
-std::string parent_of(const std::string &path) {
-    const auto slash = path.find_last_of('/');
-    if (path == "/" || slash == std::string::npos) {
-        return "";
-    }
-    return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 // The mount holding `path`, or the nearest of its parents the node's kernel
 // holds in its lookup cache: found without asking any filesystem's server
 // (a component below a network mount's root may need one).
 std::optional<std::uint64_t> cached_mount_id(std::string path) {
-    while (!path.empty()) {
+    if (!path.starts_with('/')) {
+        return std::nullopt;
+    }
+    while (true) {
         const Fd fd =
             open_below(AT_FDCWD, path.c_str(), O_PATH | O_NOFOLLOW, Resolve::NoSymlinksCached);
         struct statx stx {};
@@ -87,9 +82,11 @@ std::optional<std::uint64_t> cached_mount_id(std::string path) {
             (stx.stx_mask & STATX_MNT_ID) != 0) {
             return stx.stx_mnt_id;
         }
-        path = parent_of(path);
+        if (path == "/") {
+            return std::nullopt;
+        }
+        path = parent_dir(path);
     }
-    return std::nullopt;
 }
 
 } // namespace
@@ -127,7 +124,6 @@ Status JailFilesystem::ask_server(bool keep_answer) {
                                ") cannot serve the jail: " +
                                (why.empty() ? "the probe ended without an answer" : why));
     }
-    probed_ = true;
     probed_line_ = report.substr(kAnswer.size());
     if (keep_answer) {
         (void)write_file_atomically(memo_path(config_), format_probe_memo({boot_seconds()}));
@@ -144,10 +140,10 @@ Status JailFilesystem::check_answers() {
 }
 
 Status JailFilesystem::loader_line(int jail_root, std::string &out) {
-    if (!probed_ && cached_jail_loader_stamp(jail_root, out)) {
+    if (!answered() && cached_jail_loader_stamp(jail_root, out)) {
         return {};
     }
-    if (!probed_) {
+    if (!answered()) {
         if (auto s = probe(); !s.ok()) {
             return s;
         }

@@ -40,10 +40,11 @@ class JailFilesystem {
 
   private:
     Status ask_server(bool keep_answer);
+    // Asked, and answered.
+    [[nodiscard]] bool answered() const { return asked_ && last_answer_.ok(); }
 
     const Config &config_;
     bool asked_ = false;
-    bool probed_ = false; // asked, and answered
     std::string probed_line_;
     Status last_answer_;
     bool silent_ = false;
