@@ -3,8 +3,9 @@
 // other files of this directory (config parsing, step decision, mount plan,
 // node namespace, step entry, dead end).
 //
-//   slurmd       init: delete what crashed jobs left, build the node's jail
-//                namespace early, in the background; slurmd_exit: drop it.
+//   slurmd       init: delete what crashed jobs left, start the node watch
+//                (node_watch.hpp), build the node's jail namespace early, in
+//                the background; slurmd_exit: drop both.
 //   srun/sbatch  init: refuse a broken plugstack line; register --no-jail and
 //                refuse it (as option or environment variable) for users the
 //                admin did not allow.
@@ -56,6 +57,7 @@ SPANK_PLUGIN(chroot, 1)
 #include "sjail/sys/job_namespace.hpp"
 #include "sjail/sys/node_namespace.hpp"
 #include "sjail/sys/node_stamp.hpp"
+#include "sjail/sys/node_watch.hpp"
 #include "sjail/sys/step_entry.hpp"
 
 #include <csignal>
@@ -83,6 +85,7 @@ struct PluginState {
     const char *munge_dir = "/run/munge"; // for the dead end (no allocation there)
     // The slurmd spool, for the dead end too.
     const char *spool_dir = "/var/spool/slurmd";
+    sjail::NodeWatch node_watch; // slurmd: its queues, for its life (node_watch.hpp)
 };
 
 PluginState g;
@@ -289,6 +292,18 @@ void prebuild_in_background() {
     }
 }
 
+// slurmd's queues of changes to what steps check, so that a step joins
+// without checking every bind source again while nothing changed.
+void watch_node() {
+    if (Status s = g.node_watch.start(g.config); !s.ok()) {
+        slurm_info("chroot: every step checks the node's bind sources in full (no node watch: "
+                   "%s)",
+                   s.message().c_str());
+    } else {
+        slurm_info("chroot: watching the node's bind sources and mounts for its steps");
+    }
+}
+
 // After slurmd or slurmstepd was killed: the namespaces of jobs that have no
 // process left on the node go.
 void delete_stale_jobs() {
@@ -397,6 +412,7 @@ int init(spank_t sp, int ac, char **av) {
     }
     if (ctx == S_CTX_SLURMD) {
         delete_stale_jobs();
+        watch_node();
         prebuild_in_background();
     }
     return 0;
@@ -500,6 +516,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av) {
 int slurm_spank_slurmd_exit(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
     try {
         if (g.config_status.ok()) {
+            g.node_watch.stop(g.config);
             if (Status s = sjail::release_node_namespace(g.config); !s.ok()) {
                 slurm_error("chroot: %s", s.message().c_str());
             }

@@ -23,12 +23,6 @@ namespace {
 
 constexpr std::string_view kAnswer = "sjail-probe ok\n";
 
-std::int64_t boot_seconds() {
-    timespec now{};
-    (void)::clock_gettime(CLOCK_BOOTTIME, &now);
-    return now.tv_sec;
-}
-
 std::string memo_path(const Config &config) {
     return config.state_dir + "/jail-probe";
 }
@@ -91,6 +85,16 @@ std::optional<std::uint64_t> cached_mount_id(std::string path) {
 
 } // namespace
 
+std::int64_t boot_seconds() {
+    timespec now{};
+    (void)::clock_gettime(CLOCK_BOOTTIME, &now);
+    return now.tv_sec;
+}
+
+std::optional<JailProbeMemo> read_probe_memo(const Config &config) {
+    return parse_probe_memo(read_small_file(memo_path(config)));
+}
+
 Status JailFilesystem::probe(bool keep_answer) {
     asked_ = true;
     silent_ = false;
@@ -132,8 +136,7 @@ Status JailFilesystem::ask_server(bool keep_answer) {
 }
 
 Status JailFilesystem::check_answers() {
-    if (!probe_due(parse_probe_memo(read_small_file(memo_path(config_))), boot_seconds(),
-                   config_.recheck_s)) {
+    if (!probe_due(read_probe_memo(config_), boot_seconds(), config_.recheck_s)) {
         return {};
     }
     return probe();

@@ -5,8 +5,11 @@
 #pragma once
 
 #include "sjail/core/config.hpp"
+#include "sjail/core/jail_probe.hpp"
 #include "sjail/core/status.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace sjail {
@@ -49,6 +52,12 @@ class JailFilesystem {
     Status last_answer_;
     bool silent_ = false;
 };
+
+// Seconds since boot (CLOCK_BOOTTIME), the clock of STATE/jail-probe.
+std::int64_t boot_seconds();
+
+// When the jail's filesystem last answered a probe (STATE/jail-probe).
+std::optional<JailProbeMemo> read_probe_memo(const Config &config);
 
 // Whether `jail` is on a network or FUSE filesystem (NFS, Lustre, CephFS,
 // SMB, GPFS, 9p, FUSE: GlusterFS, virtiofs, ...), and whether it is the root

@@ -7,6 +7,7 @@
 #include "sjail/sys/job_init.hpp"
 #include "sjail/sys/ns_bind.hpp"
 #include "sjail/sys/proc_options.hpp"
+#include "sjail/sys/process_scan.hpp"
 #include "sjail/sys/run_view.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
@@ -554,15 +555,7 @@ struct NodeProcesses {
 
 NodeProcesses scan_processes() {
     NodeProcesses seen;
-    DIR *proc = ::opendir("/proc");
-    if (proc == nullptr) {
-        return seen;
-    }
-    while (const dirent *e = ::readdir(proc)) {
-        if (!job_of_entry(e->d_name)) {
-            continue; // not a pid
-        }
-        const std::string dir = std::string("/proc/") + e->d_name;
+    for_each_process([&seen](std::int64_t /*pid*/, const std::string &dir) {
         struct stat st {};
         if (::stat((dir + "/ns/pid").c_str(), &st) == 0) {
             seen.pid_namespaces.insert(st.st_ino);
@@ -572,8 +565,8 @@ NodeProcesses scan_processes() {
         if (step && real_uid_of_status(read_small_file(dir + "/status")) == 0U) {
             seen.jobs_with_stepd.insert(step->job);
         }
-    }
-    ::closedir(proc);
+        return true;
+    });
     return seen;
 }
 

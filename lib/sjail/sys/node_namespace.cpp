@@ -5,6 +5,7 @@
 #include "sjail/sys/builder.hpp"
 #include "sjail/sys/gpu_view.hpp"
 #include "sjail/sys/node_stamp.hpp"
+#include "sjail/sys/node_watch.hpp"
 #include "sjail/sys/proc_options.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
@@ -29,6 +30,7 @@ void join_if_current(const std::string &state, const std::string &stamp, Fd &out
 // With STATE/lock held exclusively: build anew and record the stamp.
 Status rebuild(const Config &config, CurrentStamp &now, NodeNamespace &out) {
     const std::string &state = config.state_dir;
+    disarm_watch(config);
     if (auto s = make_private_mount(state); !s.ok()) {
         return s;
     }
@@ -74,16 +76,15 @@ Status rebuild(const Config &config, CurrentStamp &now, NodeNamespace &out) {
     return {};
 }
 
-} // namespace
-
-Status acquire_node_namespace(const Config &config, NodeNamespace &out) {
+// The full check: the stamp computed now, then the kept namespace joined
+// when it has that stamp, else rebuilt.
+Status acquire_checked(const Config &config, CurrentStamp &now, NodeNamespace &out) {
     // First, so that the first step's answer from the jail's filesystem is
     // kept there too (jail_probe.hpp).
     const std::string &state = config.state_dir;
     if (auto s = prepare_state_dir(state); !s.ok()) {
         return s;
     }
-    CurrentStamp now;
     if (auto s = current_stamp(config, now); !s.ok()) {
         return s;
     }
@@ -108,9 +109,24 @@ Status acquire_node_namespace(const Config &config, NodeNamespace &out) {
     return rebuild(config, now, out);
 }
 
+} // namespace
+
+Status acquire_node_namespace(const Config &config, NodeNamespace &out) {
+    if (join_watched(config, out)) {
+        return {};
+    }
+    CurrentStamp now;
+    if (auto s = acquire_checked(config, now, out); !s.ok()) {
+        return s;
+    }
+    arm_watch(config, now); // with STATE/lock released: arming takes it exclusively
+    return {};
+}
+
 void forget_node_namespace(const Config &config) {
     Fd lock;
     if (lock_state(config.state_dir, lock, LOCK_EX).ok()) {
+        disarm_watch(config);
         (void)::unlink((config.state_dir + "/stamp").c_str());
     }
 }
@@ -121,6 +137,7 @@ Status release_node_namespace(const Config &config) {
     if (auto s = lock_state(state, lock, LOCK_EX); !s.ok()) {
         return s;
     }
+    disarm_watch(config);
     (void)::unlink((state + "/stamp").c_str());
     if (::umount2((state + "/ns").c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) != 0 && errno != EINVAL &&
         errno != ENOENT) {

@@ -19,14 +19,17 @@
 namespace sjail {
 
 struct NodeNamespace {
-    Fd fd;             // the kept mount namespace
-    FileId jail;       // what "/" must be inside it
-    std::string stamp; // what it was built from (node_stamp.hpp)
+    Fd fd;                // the kept mount namespace
+    FileId jail;          // what "/" must be inside it
+    std::string stamp;    // what it was built from (node_stamp.hpp)
+    bool watched = false; // joined through the node watch, without the full check
 };
 
 // Returns the node namespace, building or rebuilding it (under STATE/lock)
 // when it is missing or its stamp no longer matches what it would be built
-// from now. Checks the jail's and the state directory's ownership every time.
+// from now. Checks the jail's and the state directory's ownership every time,
+// except where slurmd's node watch says nothing changed since a step did
+// (node_watch.hpp); a step that checked fully arms the watch for the next.
 Status acquire_node_namespace(const Config &config, NodeNamespace &out);
 
 // Drops the stamp, so that the next step rebuilds the namespace (used when a

@@ -18,17 +18,17 @@
 namespace sjail {
 namespace {
 
-// The plugin itself: its version and the file it was loaded from, so that an
-// upgrade (a new file) rebuilds the namespace with the new plan.
+// The plugin itself: its version and the file it was loaded from, with that
+// file's identity, so that an upgrade (a new file) rebuilds the namespace
+// with the new plan.
 std::string plugin_id() {
     std::string id = SJAIL_VERSION;
-    Dl_info info{};
+    const std::string file = plugin_file();
     struct stat st {};
-    if (::dladdr(reinterpret_cast<void *>(&plugin_id), &info) != 0 && info.dli_fname != nullptr &&
-        ::stat(info.dli_fname, &st) == 0) {
-        id += std::string(" ") + info.dli_fname + " " + std::to_string(st.st_dev) + ":" +
-              std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
-              std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+    if (!file.empty() && ::stat(file.c_str(), &st) == 0) {
+        id += " " + file + " " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + " " +
+              std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+              std::to_string(st.st_mtim.tv_nsec);
     }
     return id;
 }
@@ -86,6 +86,14 @@ Status identify_jail(const Config &config, FileId &jail, Fd *root, Attributes at
 }
 
 } // namespace
+
+std::string plugin_file() {
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void *>(&plugin_file), &info) != 0 && info.dli_fname != nullptr) {
+        return info.dli_fname;
+    }
+    return {};
+}
 
 Status find_jail(const Config &config, JailFilesystem &filesystem, FileId &id, Fd &root) {
     bool not_cached = false;

@@ -27,6 +27,10 @@ namespace sjail {
 // probe's failure names the filesystem.
 Status find_jail(const Config &config, JailFilesystem &filesystem, FileId &id, Fd &root);
 
+// The file this library was loaded from (chroot.so, pam_slurm_jail.so, a
+// program), as the loader names it; "" when unknown.
+std::string plugin_file();
+
 // What a namespace built now would be made from, found once per step: a
 // step that must rebuild uses the same (nothing is looked for twice).
 struct CurrentStamp {

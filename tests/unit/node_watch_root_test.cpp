@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+// Root-level: with slurmd's queues (the node watch) in place, a step after
+// one that checked fully joins without the full check, and every change the
+// full check would have seen still reaches the very next step: a bind source
+// unmounted, mounted over or replaced by rename, other settings, a step in
+// another mount namespace, queues that are gone, recheck=0.
+#include "sandbox.hpp"
+#include "sjail/sys/node_namespace.hpp"
+#include "sjail/sys/node_watch.hpp"
+#include "sjail/sys/small_file.hpp"
+#include "sjail/sys/step_entry.hpp"
+
+#include <cstdio>
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+
+using kit::in_child;
+using sjail::Config;
+
+namespace {
+
+// One step's node-namespace acquisition, in a child: "watched", "checked",
+// or the error. With `read`, the step enters and reads that file in the jail.
+std::string step(const Config &config, const std::string &read = "",
+                 std::string *content = nullptr) {
+    const std::string out = in_child([&] {
+        sjail::NodeNamespace node;
+        if (auto s = sjail::acquire_node_namespace(config, node); !s.ok()) {
+            return "error: " + s.message();
+        }
+        std::string how = node.watched ? "watched" : "checked";
+        if (!read.empty()) {
+            if (auto s = sjail::enter_namespace(node.fd.get()); !s.ok()) {
+                return "error: " + s.message();
+            }
+            how += " " + kit::read_file(read);
+        }
+        return "=" + how;
+    });
+    if (!out.starts_with("=")) {
+        return out;
+    }
+    const std::size_t space = out.find(' ');
+    if (content != nullptr) {
+        *content = space == std::string::npos ? "" : out.substr(space + 1);
+    }
+    return out.substr(1, space == std::string::npos ? std::string::npos : space - 1);
+}
+
+// Steps until one is watched: the first checks fully and arms the watch; a
+// change elsewhere on the host (another test writing /run) may disarm it,
+// so a few tries are allowed.
+bool armed_after_steps(const Config &config) {
+    for (int i = 0; i < 4; ++i) {
+        if (step(config) == "watched") {
+            return true;
+        }
+    }
+    return false;
+}
+
+// In a sandbox node with slurmd's queues started in this process: `body`.
+std::string with_watch(const std::function<std::string(Config &)> &body) {
+    return in_child([&] {
+        Config config;
+        if (auto e = sandbox::make_node(config); !e.empty()) {
+            return e;
+        }
+        sjail::NodeWatch watch;
+        if (auto s = watch.start(config); !s.ok()) {
+            return "the node watch: " + s.message();
+        }
+        return body(config);
+    });
+}
+
+} // namespace
+
+TEST(NodeWatchRoot, AStepAfterAnArmedOneJoinsWithoutTheFullCheck) {
+    EXPECT_EQ(with_watch([](Config &config) {
+                  CHILD_EXPECT(step(config) == "checked");
+                  CHILD_EXPECT(armed_after_steps(config));
+                  std::string release;
+                  CHILD_EXPECT(step(config, "/etc/slurm-jail-release", &release) == "watched");
+                  CHILD_EXPECT(release == "JAIL");
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(NodeWatchRoot, ASourceMountedOverOrUnmountedReachesTheNextStep) {
+    EXPECT_EQ(with_watch([](Config &config) {
+                  CHILD_EXPECT(armed_after_steps(config));
+                  CHILD_EXPECT(::mount("over", "/mnt/node/data", "tmpfs", 0, nullptr) == 0);
+                  std::string hello;
+                  CHILD_EXPECT(step(config, "/opt/data/hello", &hello) == "checked");
+                  CHILD_EXPECT(hello.empty());
+                  CHILD_EXPECT(armed_after_steps(config));
+                  CHILD_EXPECT(::umount2("/mnt/node/data", MNT_DETACH) == 0);
+                  CHILD_EXPECT(step(config, "/opt/data/hello", &hello) == "checked");
+                  CHILD_EXPECT(hello == "hi");
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(NodeWatchRoot, ASourceReplacedByRenameReachesTheNextStep) {
+    EXPECT_EQ(with_watch([](Config &config) {
+                  CHILD_EXPECT(armed_after_steps(config));
+                  CHILD_EXPECT(::mkdir("/mnt/node/data.new", 0755) == 0);
+                  kit::write_file("/mnt/node/data.new/hello", "new");
+                  CHILD_EXPECT(::rename("/mnt/node/data", "/mnt/node/data.old") == 0);
+                  CHILD_EXPECT(::rename("/mnt/node/data.new", "/mnt/node/data") == 0);
+                  std::string hello;
+                  CHILD_EXPECT(step(config, "/opt/data/hello", &hello) == "checked");
+                  CHILD_EXPECT(hello == "new");
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(NodeWatchRoot, OtherSettingsCheckFully) {
+    EXPECT_EQ(with_watch([](Config &config) {
+                  CHILD_EXPECT(armed_after_steps(config));
+                  Config other = config;
+                  other.proc_options = "hidepid=2";
+                  CHILD_EXPECT(step(other) == "checked");
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(NodeWatchRoot, AStepInAnotherMountNamespaceChecksFully) {
+    EXPECT_EQ(with_watch([](Config &config) {
+                  CHILD_EXPECT(armed_after_steps(config));
+                  const std::string elsewhere = in_child([&] {
+                      CHILD_EXPECT(::unshare(CLONE_NEWNS) == 0);
+                      CHILD_EXPECT(step(config) == "checked");
+                      return std::string();
+                  });
+                  CHILD_EXPECT(elsewhere.empty());
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(NodeWatchRoot, WithoutSlurmdsQueuesEveryStepChecksFully) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = sandbox::make_node(config); !e.empty()) {
+                      return e;
+                  }
+                  for (int i = 0; i < 3; ++i) {
+                      CHILD_EXPECT(step(config) == "checked");
+                  }
+                  // Queues of a slurmd that has exited since it armed them.
+                  const std::string gone = in_child([&] {
+                      sjail::NodeWatch watch;
+                      CHILD_EXPECT(watch.start(config).ok());
+                      CHILD_EXPECT(armed_after_steps(config));
+                      return std::string();
+                  });
+                  CHILD_EXPECT(gone.empty());
+                  CHILD_EXPECT(!sjail::read_small_file(config.state_dir + "/armed").empty());
+                  CHILD_EXPECT(step(config) == "checked");
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(NodeWatchRoot, RecheckZeroChecksEveryStepFully) {
+    EXPECT_EQ(with_watch([](Config &config) {
+                  config.recheck_s = 0;
+                  for (int i = 0; i < 3; ++i) {
+                      CHILD_EXPECT(step(config) == "checked");
+                  }
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(NodeWatchRoot, StoppingTheWatchDropsTheToken) {
+    EXPECT_EQ(with_watch([](Config &config) {
+                  CHILD_EXPECT(armed_after_steps(config));
+                  sjail::NodeWatch other;
+                  CHILD_EXPECT(other.start(config).ok()); // a new slurmd: new queues
+                  CHILD_EXPECT(step(config) == "checked");
+                  other.stop(config);
+                  CHILD_EXPECT(sjail::read_small_file(config.state_dir + "/armed").empty());
+                  CHILD_EXPECT(sjail::read_small_file(config.state_dir + "/watch").empty());
+                  return std::string();
+              }),
+              "");
+}
+
+// slurmd loads its plugins before it daemonizes: the queues are then held by
+// the process it became, not the one STATE/watch names.
+TEST(NodeWatchRoot, QueuesInheritedByADaemonizedSlurmdAreFound) {
+    EXPECT_EQ(in_child([] {
+                  Config config;
+                  if (auto e = sandbox::make_node(config); !e.empty()) {
+                      return e;
+                  }
+                  int hold[2];
+                  CHILD_EXPECT(::pipe(hold) == 0);
+                  const pid_t starter = ::fork();
+                  if (starter == 0) {
+                      sjail::NodeWatch watch;
+                      if (!watch.start(config).ok() || ::fork() != 0) {
+                          ::_exit(0); // the starter exits; its child keeps the queues
+                      }
+                      ::close(hold[1]);
+                      char c = 0;
+                      (void)!::read(hold[0], &c, 1);
+                      ::_exit(0);
+                  }
+                  ::close(hold[0]);
+                  CHILD_EXPECT(::waitpid(starter, nullptr, 0) == starter);
+                  CHILD_EXPECT(armed_after_steps(config));
+                  const std::string record = sjail::read_small_file(config.state_dir + "/watch");
+                  CHILD_EXPECT(record.find("pid " + std::to_string(starter) + "\n") ==
+                               std::string::npos);
+                  ::close(hold[1]); // the daemon exits
+                  for (int i = 0; i < 50 && step(config) == "watched"; ++i) {
+                      ::usleep(20000);
+                  }
+                  CHILD_EXPECT(step(config) == "checked");
+                  return std::string();
+              }),
+              "");
+}
