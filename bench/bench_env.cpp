@@ -12,6 +12,7 @@
 #include "sjail/sys/job_namespace.hpp"
 #include "sjail/sys/node_namespace.hpp"
 #include "sjail/sys/node_stamp.hpp"
+#include "sjail/sys/node_watch.hpp"
 #include "sjail/sys/step_entry.hpp"
 
 #include <algorithm>
@@ -50,6 +51,7 @@ struct JailConfig {
     int binds = 0;
     sjail::Config config;
     std::vector<sjail::MountOp> plan;
+    sjail::NodeWatch watch; // what slurmd holds (node_watch.hpp), held by the node process
 };
 
 const std::string base = kBase;
@@ -124,7 +126,7 @@ std::string add_host_mounts(int count) {
 }
 
 std::string setup(int host_mounts, const std::vector<int> &binds, std::vector<JailConfig> &out,
-                  int &actual) {
+                  int &actual, std::string &no_watch) {
     // Private: nothing mounted here reaches the host, and nothing the host
     // mounts meanwhile changes the node's mount count.
     if (auto e = kit::private_node_namespace("sjail-bench", kit::HostMounts::Private); !e.empty()) {
@@ -151,6 +153,9 @@ std::string setup(int host_mounts, const std::vector<int> &binds, std::vector<Ja
         JailConfig jc;
         if (auto e = make_config(b, jc); !e.empty()) {
             return e;
+        }
+        if (auto s = jc.watch.start(jc.config); !s.ok()) {
+            no_watch = s.message(); // steps then check fully, as on a kernel before 6.15
         }
         sjail::NodeNamespace ns;
         if (auto s = sjail::acquire_node_namespace(jc.config, ns); !s.ok()) {
@@ -206,9 +211,10 @@ template <typename Body> std::string in_child(Body body, std::vector<std::int64_
     return "";
 }
 
-// What slurmstepd does per step (acquire's fast path: the stamp check over every
-// source; setns; the check that / is the jail) and per task
-// (the namespace and cwd checks of task_init_privileged), timed in one child.
+// What slurmstepd does per step (acquire: through the node watch when it is
+// armed, else the stamp check over every source; setns; the check that / is
+// the jail) and per task (the namespace and cwd checks of
+// task_init_privileged), timed in one child; and whether the watch was used.
 std::string entry_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
     return in_child(
         [&jc](std::vector<std::int64_t> &got) -> std::string {
@@ -240,7 +246,7 @@ std::string entry_sample(const JailConfig &jc, std::vector<std::int64_t> &values
             if (auto e = check_inside_jail(); !e.empty()) {
                 return e;
             }
-            got = {t1 - t0, t2 - t1, t3 - t2};
+            got = {t1 - t0, t2 - t1, t3 - t2, ns.watched ? 1 : 0};
             return "";
         },
         values);
@@ -438,8 +444,12 @@ bool read_reply(int sock, std::string &error, std::vector<std::int64_t> &values)
 [[noreturn]] void serve(int sock, int host_mounts, const std::vector<int> &binds) {
     std::vector<JailConfig> configs;
     int actual = 0;
-    std::string error = setup(host_mounts, binds, configs, actual);
-    if (!send_reply(sock, error, {actual}) || !error.empty()) {
+    std::string no_watch;
+    std::string error = setup(host_mounts, binds, configs, actual, no_watch);
+    if (error.empty() && !no_watch.empty()) {
+        error = "-" + no_watch; // not an error: said after a '-'
+    }
+    if (!send_reply(sock, error, {actual}) || (!error.empty() && !error.starts_with('-'))) {
         ::_exit(1);
     }
     Request req;
@@ -532,6 +542,10 @@ std::unique_ptr<Env> Env::start(int host_mounts, const std::vector<int> &binds,
             error = "the benchmark node process died while setting up";
         }
         return nullptr;
+    }
+    if (error.starts_with('-')) {
+        env->no_watch_ = error.substr(1);
+        error.clear();
     }
     if (!error.empty()) {
         return nullptr;

@@ -14,8 +14,9 @@
 namespace bench {
 
 enum class Op : std::uint32_t {
-    // In a forked child: acquire_node_namespace (fast path), enter_namespace,
-    // then the per-task check. Three values per sample: prepare, enter, check.
+    // In a forked child: acquire_node_namespace (through the node watch once
+    // it is armed), enter_namespace, then the per-task check. Four values per
+    // sample: prepare, enter, check, and 1 when the node watch was used.
     Entry = 1,
     // In the node process: invalidate the stamp and acquire, which rebuilds
     // the node namespace (unshare, mounts, pivot_root, nsfs bind). One value.
@@ -51,6 +52,9 @@ class Env {
 
     // Mountinfo lines in the node's namespace once set up.
     [[nodiscard]] int actual_mounts() const { return actual_mounts_; }
+    // Why the node process has no node watch ("" when it has one): steps then
+    // check fully, as on kernels before Linux 6.15.
+    [[nodiscard]] const std::string &no_watch() const { return no_watch_; }
 
     // Runs `count` samples of `op` for the config with `binds` admin binds and
     // appends their values. Returns "" or what went wrong.
@@ -61,6 +65,7 @@ class Env {
     pid_t pid_;
     int sock_;
     int actual_mounts_ = 0;
+    std::string no_watch_;
 };
 
 } // namespace bench
