@@ -93,3 +93,10 @@ TEST(ProcOptions, SuperOptionsOfOneMountById) {
     EXPECT_EQ(options.subset, "");
     EXPECT_EQ(sjail::node_proc_options(kMountinfo), options) << "the last /proc mount";
 }
+
+TEST(NodeStamp, TheDigestIsStableAndTellsStampsApart) {
+    EXPECT_EQ(sjail::stamp_digest(""), "fnv1a64:cbf29ce484222325");
+    EXPECT_EQ(sjail::stamp_digest("a"), "fnv1a64:af63dc4c8601ec8c");
+    EXPECT_NE(sjail::stamp_digest("source /run/munge 25:3 mnt 31\n"),
+              sjail::stamp_digest("source /run/munge 25:3 mnt 32\n"));
+}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/config.hpp"
 
+#include "sjail/core/digest.hpp"
 #include "sjail/core/gpu_driver.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "sjail/core/proc_options.hpp"
@@ -323,17 +324,47 @@ ParsedConfig parse_config(const std::vector<std::string> &args) {
     return parsed;
 }
 
-std::string fingerprint(const Config &config) {
-    std::string out = "v1 jail=" + config.jail + " munge=" + config.munge_dir +
-                      " conf_dir=" + config.conf_dir + " spool=" + config.spool_dir +
-                      " tmp=" + config.tmp_dir + " proc=" + config.proc_options;
-    for (const auto &bind : config.binds) {
-        out += " bind=" + bind.source + ":" + bind.target + (bind.read_only ? ":ro" : "");
+namespace {
+
+// The fingerprint's text, a piece at a time.
+template <typename Add> void fingerprint_pieces(const Config &config, Add add) {
+    for (const std::string_view piece :
+         {std::string_view("v1 jail="), std::string_view(config.jail), std::string_view(" munge="),
+          std::string_view(config.munge_dir), std::string_view(" conf_dir="),
+          std::string_view(config.conf_dir), std::string_view(" spool="),
+          std::string_view(config.spool_dir), std::string_view(" tmp="),
+          std::string_view(config.tmp_dir), std::string_view(" proc="),
+          std::string_view(config.proc_options)}) {
+        add(piece);
     }
-    out += " gpu=" + std::string(gpu_mode_name(config.gpu)) +
-           " gpu_driver_root=" + config.gpu_driver_root + " gpu_mps_dir=" + config.gpu_mps_dir +
-           " run=" + std::string(run_mode_name(config.run));
+    for (const auto &bind : config.binds) {
+        for (const std::string_view piece :
+             {std::string_view(" bind="), std::string_view(bind.source), std::string_view(":"),
+              std::string_view(bind.target), std::string_view(bind.read_only ? ":ro" : "")}) {
+            add(piece);
+        }
+    }
+    for (const std::string_view piece :
+         {std::string_view(" gpu="), gpu_mode_name(config.gpu),
+          std::string_view(" gpu_driver_root="), std::string_view(config.gpu_driver_root),
+          std::string_view(" gpu_mps_dir="), std::string_view(config.gpu_mps_dir),
+          std::string_view(" run="), run_mode_name(config.run)}) {
+        add(piece);
+    }
+}
+
+} // namespace
+
+std::string fingerprint(const Config &config) {
+    std::string out;
+    fingerprint_pieces(config, [&out](std::string_view piece) { out += piece; });
     return out;
+}
+
+std::string fingerprint_digest(const Config &config) {
+    Digest digest;
+    fingerprint_pieces(config, [&digest](std::string_view piece) { digest.add(piece); });
+    return digest.hex();
 }
 
 std::string_view run_mode_name(RunMode mode) {

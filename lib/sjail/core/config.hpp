@@ -68,6 +68,10 @@ ParsedConfig parse_config(const std::vector<std::string> &args);
 // namespace. When it changes, the prepared namespace is stale.
 std::string fingerprint(const Config &config);
 
+// The fingerprint's digest (core/digest.hpp), computed without building its
+// text: what a step compares with the node watch's token.
+std::string fingerprint_digest(const Config &config);
+
 // "node" or "jail", as run= takes it.
 std::string_view run_mode_name(RunMode mode);
 

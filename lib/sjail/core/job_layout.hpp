@@ -9,9 +9,9 @@
 //   STATE/jobs/JOB/init    "PID STARTTIME" of the job's init (PID 1 inside)
 //   STATE/jobs/JOB/lock    flock: exclusive to create and to delete
 //   STATE/jobs/JOB/ready   written last: the namespaces are complete; it holds
-//                          the stamp of the node namespace the views were
-//                          made from (a step whose node namespace has another
-//                          stamp makes the job's views anew)
+//                          the stamp digest of the node namespace the views
+//                          were made from (a step whose node namespace has
+//                          another stamp makes the job's views anew)
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/node_stamp.hpp"
 
+#include "sjail/core/digest.hpp"
+
 namespace sjail {
 
 std::string namespace_stamp(const Config &config, const std::string &plugin_id, const FileId &jail,
@@ -17,6 +19,12 @@ std::string namespace_stamp(const Config &config, const std::string &plugin_id, 
         text += "node-proc " + node_proc + "\n";
     }
     return text + gpu;
+}
+
+std::string stamp_digest(std::string_view stamp) {
+    Digest digest;
+    digest.add(stamp);
+    return digest.hex();
 }
 
 } // namespace sjail

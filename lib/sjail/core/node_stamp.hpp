@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sjail {
@@ -34,5 +35,10 @@ struct SourceId {
 std::string namespace_stamp(const Config &config, const std::string &plugin_id, const FileId &jail,
                             const std::vector<SourceId> &sources, const std::string &gpu = "",
                             const std::string &node_proc = "");
+
+// A short, stable digest of a stamp (core/digest.hpp): what a job's
+// namespaces and the node watch's token record of the node namespace they
+// go with, so that a step reads a line, not the whole stamp.
+std::string stamp_digest(std::string_view stamp);
 
 } // namespace sjail

@@ -2,6 +2,7 @@
 #include "sjail/sys/node_namespace.hpp"
 
 #include "sjail/core/mount_plan.hpp"
+#include "sjail/core/node_stamp.hpp"
 #include "sjail/sys/builder.hpp"
 #include "sjail/sys/gpu_view.hpp"
 #include "sjail/sys/node_stamp.hpp"
@@ -72,7 +73,7 @@ Status rebuild(const Config &config, CurrentStamp &now, NodeNamespace &out) {
         return Status::failure("the jail namespace on " + state +
                                "/ns vanished right after it was built");
     }
-    out.stamp = std::move(now.stamp);
+    out.stamp = stamp_digest(now.stamp);
     return {};
 }
 
@@ -95,7 +96,7 @@ Status acquire_checked(const Config &config, CurrentStamp &now, NodeNamespace &o
     }
     join_if_current(state, now.stamp, out.fd);
     if (out.fd.valid()) {
-        out.stamp = std::move(now.stamp);
+        out.stamp = stamp_digest(now.stamp);
         return {};
     }
     if (auto s = lock_state(state, lock, LOCK_EX); !s.ok()) {
@@ -103,7 +104,7 @@ Status acquire_checked(const Config &config, CurrentStamp &now, NodeNamespace &o
     }
     join_if_current(state, now.stamp, out.fd); // another step may have rebuilt it meanwhile
     if (out.fd.valid()) {
-        out.stamp = std::move(now.stamp);
+        out.stamp = stamp_digest(now.stamp);
         return {};
     }
     return rebuild(config, now, out);

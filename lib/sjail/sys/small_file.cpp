@@ -23,14 +23,19 @@ Fd open_regular(const std::string &path, int flags, mode_t mode) {
 }
 
 Status read_whole_file(int fd, const std::string &shown, std::string &text, std::size_t limit) {
-    // Read straight into `text`, a page at a time: a step reads its small
-    // files in a fresh process, where every page first touched costs.
-    constexpr std::size_t kChunk = 4096;
+    // Read straight into `text`, sized by the file where it says its size (a
+    // step reads its small files in a fresh process, where every page first
+    // touched costs a fault), else a page at a time (/proc files say 0).
+    struct stat st {};
+    const std::size_t told = ::fstat(fd, &st) == 0 && st.st_size > 0
+                                 ? std::min(static_cast<std::size_t>(st.st_size), limit)
+                                 : 0;
+    const std::size_t chunk = told > 0 ? told + 1 : 4096;
     text.clear();
     while (true) {
         const std::size_t had = text.size();
-        text.resize(had + kChunk);
-        const ssize_t n = ::read(fd, text.data() + had, kChunk);
+        text.resize(had + chunk);
+        const ssize_t n = ::read(fd, text.data() + had, chunk);
         text.resize(had + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
         if (n < 0 && errno == EINTR) {
             continue;
