@@ -13,16 +13,13 @@ using sjail::WatchRecord;
 namespace {
 
 ArmedToken sample_token() {
-    return {{4242, 7, 8, 4026531841},
-            1060,
-            "1.0 /usr/lib/slurm/chroot.so",
-            "jail=/mnt/jail state=/run/slurm-jail",
-            {2049, 77},
-            "plugin 1.0\nsource /run/munge 25:3 mnt 31\n"};
+    return {
+        {4242, 7, 8, 4026531841},  1060, 2147483659, "1.0", "fnv1a64:0123456789abcdef", {2049, 77},
+        "fnv1a64:fedcba9876543210"};
 }
 
 StepView step_of(const ArmedToken &token, std::int64_t now_s) {
-    return {now_s, token.plugin, token.settings, token.watch.mount_ns};
+    return {now_s, token.plugin, token.settings, token.root_mount};
 }
 
 } // namespace
@@ -50,6 +47,9 @@ TEST(NodeWatch, AnythingElseIsNoRecordAndNoToken) {
     EXPECT_FALSE(sjail::parse_armed_token(""));
     EXPECT_FALSE(sjail::parse_armed_token(good.substr(0, good.find("stamp\n"))));
     EXPECT_FALSE(sjail::parse_armed_token(good.substr(0, good.find("jail 2049"))));
+    std::string no_root = good;
+    no_root.erase(no_root.find("root "), no_root.find("plugin ") - no_root.find("root "));
+    EXPECT_FALSE(sjail::parse_armed_token(no_root));
     std::string other_version = good;
     other_version[12] = '2';
     EXPECT_FALSE(sjail::parse_armed_token(other_version));
@@ -64,14 +64,15 @@ TEST(NodeWatch, ATokenStandsInOnlyForTheSameStepBeforeItExpires) {
     EXPECT_FALSE(sjail::token_current(token, step_of(token, 999), 60));
     EXPECT_FALSE(sjail::token_current(token, step_of(token, 1030), 10));
     StepView other = step_of(token, 1000);
-    other.plugin = "1.1 /usr/lib/slurm/chroot.so";
+    other.plugin = "1.1";
     EXPECT_FALSE(sjail::token_current(token, other, 60));
     other = step_of(token, 1000);
-    other.settings += " recheck=30";
+    other.settings = "fnv1a64:0123456789abcdee";
     EXPECT_FALSE(sjail::token_current(token, other, 60));
-    // A step in another mount namespace than the one whose mounts are watched.
+    // A step in another mount namespace than the one whose mounts are
+    // watched, or with another root.
     other = step_of(token, 1000);
-    other.mount_ns += 1;
+    other.root_mount += 1;
     EXPECT_FALSE(sjail::token_current(token, other, 60));
 }
 

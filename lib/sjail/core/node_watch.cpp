@@ -81,9 +81,10 @@ std::optional<WatchRecord> parse_watch_record(std::string_view text) {
 
 std::string format_armed_token(const ArmedToken &token) {
     return std::string(kArmedHeader) + watch_lines(token.watch) + "until " +
-           std::to_string(token.until_s) + "\nplugin " + token.plugin + "\nsettings " +
-           token.settings + "\njail " + std::to_string(token.jail.dev) + ":" +
-           std::to_string(token.jail.ino) + "\n" + std::string(kStampLine) + token.stamp;
+           std::to_string(token.until_s) + "\nroot " + std::to_string(token.root_mount) +
+           "\nplugin " + token.plugin + "\nsettings " + token.settings + "\njail " +
+           std::to_string(token.jail.dev) + ":" + std::to_string(token.jail.ino) + "\n" +
+           std::string(kStampLine) + token.stamp;
 }
 
 std::optional<ArmedToken> parse_armed_token(std::string_view text) {
@@ -95,8 +96,9 @@ std::optional<ArmedToken> parse_armed_token(std::string_view text) {
     }
     text.remove_prefix(kArmedHeader.size());
     if (!take_watch_lines(text, token.watch) || !take_number(text, "until", token.until_s) ||
-        !take_line(text, "plugin", plugin) || !take_line(text, "settings", settings) ||
-        !take_file_id(text, "jail", token.jail) || !text.starts_with(kStampLine)) {
+        !take_number(text, "root", token.root_mount) || !take_line(text, "plugin", plugin) ||
+        !take_line(text, "settings", settings) || !take_file_id(text, "jail", token.jail) ||
+        !text.starts_with(kStampLine)) {
         return std::nullopt;
     }
     token.plugin = plugin;
@@ -107,7 +109,7 @@ std::optional<ArmedToken> parse_armed_token(std::string_view text) {
 
 bool token_current(const ArmedToken &token, const StepView &step, int recheck_s) {
     return token.plugin == step.plugin && token.settings == step.settings &&
-           token.watch.mount_ns == step.mount_ns && step.now_s < token.until_s &&
+           token.root_mount == step.root_mount && step.now_s < token.until_s &&
            token.until_s - step.now_s <= recheck_s;
 }
 

@@ -55,11 +55,12 @@ std::optional<WatchRecord> parse_watch_record(std::string_view text);
 // STATE/armed: written after a full check with the watch in place.
 struct ArmedToken {
     WatchRecord watch;
-    std::int64_t until_s = 0; // CLOCK_BOOTTIME seconds; the token is stale from then on
-    std::string plugin;       // the plugin's version and file (plugin_id without the stat)
-    std::string settings;     // fingerprint(config)
-    FileId jail;              // the jail directory's identity
-    std::string stamp;        // the kept namespace's stamp (STATE/stamp)
+    std::int64_t until_s = 0;     // CLOCK_BOOTTIME seconds; the token is stale from then on
+    std::uint64_t root_mount = 0; // the mount ID of "/" in the watched namespace
+    std::string plugin;           // the plugin's version (its file is watched)
+    std::string settings;         // fingerprint_digest(config)
+    FileId jail;                  // the jail directory's identity
+    std::string stamp;            // the kept namespace's stamp digest (stamp_digest)
     bool operator==(const ArmedToken &) const = default;
 };
 
@@ -72,12 +73,14 @@ struct StepView {
     std::int64_t now_s = 0;
     std::string plugin;
     std::string settings;
-    std::uint64_t mount_ns = 0;
+    // The mount ID of its "/": a mount belongs to one mount namespace, so the
+    // same ID means the namespace whose mounts the queues watch, and the same root.
+    std::uint64_t root_mount = 0;
 };
 
 // Whether `token` may stand in for the full check of a step seen as `step`:
-// the same plugin and settings, the mount namespace the queues watch, and
-// not expired (a clock that went back counts as expired).
+// the same plugin and settings, the root mount of the namespace the queues
+// watch, and not expired (a clock that went back counts as expired).
 bool token_current(const ArmedToken &token, const StepView &step, int recheck_s);
 
 // Until when a token armed at `now_s` may be used: until the jail's

@@ -2,6 +2,7 @@
 #include "sjail/sys/node_watch.hpp"
 
 #include "sjail/core/mount_plan.hpp"
+#include "sjail/core/node_stamp.hpp"
 #include "sjail/core/node_watch.hpp"
 #include "sjail/sys/gpu_view.hpp"
 #include "sjail/sys/jail_probe.hpp"
@@ -37,6 +38,9 @@
 #ifndef FAN_MNT_DETACH
 #define FAN_MNT_DETACH 0x02000000
 #endif
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U // Linux 6.8
+#endif
 
 namespace sjail {
 namespace {
@@ -47,8 +51,9 @@ constexpr std::uint32_t kGoneEvents = IN_DELETE_SELF | IN_MOVE_SELF;
 constexpr std::uint32_t kEntryEvents = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO;
 constexpr std::uint32_t kFileEvents = IN_ATTRIB | IN_MODIFY;
 
-// A token holds the kept namespace's stamp: a line per bind source.
-constexpr std::size_t kTokenLimit = 1UL << 20;
+constexpr std::size_t kTokenLimit = 4096;
+// The kept namespace's stamp: a line per bind source.
+constexpr std::size_t kStampLimit = 1UL << 20;
 
 std::string watch_path(const Config &config) {
     return config.state_dir + "/watch";
@@ -67,11 +72,40 @@ bool mount_namespace_of(const char *ns_file, std::uint64_t &ino) {
     return true;
 }
 
+// The mount ID of "/" (never reused since Linux 6.8; the fast path needs 6.15).
+bool root_mount_of(std::uint64_t &id) {
+    struct statx stx {};
+    if (::statx(AT_FDCWD, "/", AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE, &stx) != 0 ||
+        (stx.stx_mask & STATX_MNT_ID_UNIQUE) == 0) {
+        return false;
+    }
+    id = stx.stx_mnt_id;
+    return true;
+}
+
 bool view_of_this_step(const Config &config, StepView &view) {
     view.now_s = boot_seconds();
-    view.plugin = std::string(SJAIL_VERSION) + " " + plugin_file();
-    view.settings = fingerprint(config);
-    return mount_namespace_of("/proc/thread-self/ns/mnt", view.mount_ns);
+    view.plugin = SJAIL_VERSION; // its file is watched
+    view.settings = fingerprint_digest(config);
+    return root_mount_of(view.root_mount);
+}
+
+// STATE/armed as only root can have written it: a regular file of root's,
+// closed to others (a state directory users could write is refused by
+// every full check, and cannot hold a token of root's they made).
+std::optional<ArmedToken> read_token(const Config &config) {
+    const Fd fd(::open(armed_path(config).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat st {};
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+        (st.st_mode & 077) != 0 || st.st_size <= 0 ||
+        static_cast<std::size_t>(st.st_size) > kTokenLimit) {
+        return std::nullopt;
+    }
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    if (::read(fd.get(), text.data(), text.size()) != st.st_size) {
+        return std::nullopt;
+    }
+    return parse_armed_token(text);
 }
 
 // slurmd's queues, duplicated into this process (the same open files: what
@@ -255,11 +289,10 @@ bool jail_unchanged(const Config &config, const FileId &jail) {
            stx.stx_uid == 0 && (stx.stx_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
-// With STATE/lock held: the token, when it is current for `view` and
-// nothing is queued.
+// The token, when it is current for `view` and nothing is queued.
 std::optional<ArmedToken> current_token(const Config &config, const StepView &view,
                                         Queues &queues) {
-    auto token = parse_armed_token(read_small_file(armed_path(config), kTokenLimit));
+    auto token = read_token(config);
     if (!token || !token_current(*token, view, config.recheck_s) ||
         !open_queues(token->watch, queues) || anything_queued(queues)) {
         return std::nullopt;
@@ -319,12 +352,13 @@ void NodeWatch::stop(const Config &config) {
     fanotify_.reset();
 }
 
+// Without STATE/lock: a rebuild drops the token before it touches the kept
+// namespace, so a step that read a current token joins that namespace or a
+// newer one (an STATE/ns being replaced is not a namespace: the full check).
 bool join_watched(const Config &config, NodeNamespace &out) {
     StepView view;
-    Fd lock;
     Queues queues;
-    if (config.recheck_s == 0 || !view_of_this_step(config, view) ||
-        !lock_state(config.state_dir, lock, LOCK_SH).ok()) {
+    if (config.recheck_s == 0 || !view_of_this_step(config, view)) {
         return false;
     }
     auto token = current_token(config, view, queues);
@@ -344,8 +378,9 @@ bool join_watched(const Config &config, NodeNamespace &out) {
 void arm_watch(const Config &config, const CurrentStamp &now) {
     StepView view;
     auto record = parse_watch_record(read_small_file(watch_path(config)));
+    std::uint64_t mount_ns = 0;
     if (config.recheck_s == 0 || !record || !view_of_this_step(config, view) ||
-        view.mount_ns != record->mount_ns) {
+        !mount_namespace_of("/proc/thread-self/ns/mnt", mount_ns) || mount_ns != record->mount_ns) {
         return;
     }
     Fd lock;
@@ -376,13 +411,14 @@ void arm_watch(const Config &config, const CurrentStamp &now) {
     if (!current_stamp(config, again).ok()) {
         return;
     }
-    const std::string kept = read_small_file(config.state_dir + "/stamp", kTokenLimit);
+    const std::string kept = read_small_file(config.state_dir + "/stamp", kStampLimit);
     const std::int64_t until =
         armed_until(read_probe_memo(config), boot_seconds(), config.recheck_s);
     if (again.stamp != kept || until == 0 || anything_queued(queues)) {
         return;
     }
-    const ArmedToken token{*record, until, view.plugin, view.settings, again.jail, kept};
+    const ArmedToken token{*record,       until,      view.root_mount,   view.plugin,
+                           view.settings, again.jail, stamp_digest(kept)};
     (void)write_file_atomically(armed_path(config), format_armed_token(token));
 }
 
