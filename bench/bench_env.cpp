@@ -13,6 +13,7 @@
 #include "sjail/sys/node_namespace.hpp"
 #include "sjail/sys/node_stamp.hpp"
 #include "sjail/sys/node_watch.hpp"
+#include "sjail/sys/state_dir.hpp"
 #include "sjail/sys/step_entry.hpp"
 
 #include <algorithm>
@@ -49,6 +50,7 @@ std::int64_t now_ns() {
 
 struct JailConfig {
     int binds = 0;
+    std::vector<std::string> args; // the plugstack.conf line's arguments
     sjail::Config config;
     std::vector<sjail::MountOp> plan;
     sjail::NodeWatch watch; // what slurmd holds (node_watch.hpp), held by the node process
@@ -77,6 +79,7 @@ std::string make_config(int binds, JailConfig &out) {
         return "config: " + parsed.status.message();
     }
     out.binds = binds;
+    out.args = args;
     out.config = parsed.config;
     out.plan = sjail::build_mount_plan(out.config);
     return "";
@@ -211,6 +214,26 @@ template <typename Body> std::string in_child(Body body, std::vector<std::int64_
     return "";
 }
 
+// Writes the 64 KiB of stack below the caller's frame.
+__attribute__((noinline)) void touch_stack() {
+    constexpr std::size_t kDepth = std::size_t{64} * 1024;
+    std::array<char, kDepth> below{};
+    for (std::size_t i = 0; i < kDepth; i += 4096) {
+        static_cast<volatile char &>(below.at(i)) = 1;
+    }
+}
+
+// In a sample's fresh child, before anything is timed: the child is made
+// like slurmstepd is when the step's callbacks run. chroot.so has parsed its
+// plugstack.conf line (slurm_spank_init), so the C++ runtime has been used;
+// and slurmstepd's stack has been through its startup, so its pages are
+// its own (a forked child would otherwise copy each page it first writes,
+// a cost of the fork, not of the step). Samples use the config parsed here.
+sjail::Config parsed_in_child(const JailConfig &jc) {
+    touch_stack();
+    return sjail::parse_config(jc.args).config;
+}
+
 // What slurmstepd does per step (acquire: through the node watch when it is
 // armed, else the stamp check over every source; setns; the check that / is
 // the jail) and per task (the namespace and cwd checks of
@@ -218,9 +241,10 @@ template <typename Body> std::string in_child(Body body, std::vector<std::int64_
 std::string entry_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
     return in_child(
         [&jc](std::vector<std::int64_t> &got) -> std::string {
+            const sjail::Config config = parsed_in_child(jc);
             sjail::NodeNamespace ns;
             const std::int64_t t0 = now_ns();
-            const sjail::Status acquired = sjail::acquire_node_namespace(jc.config, ns);
+            const sjail::Status acquired = sjail::acquire_node_namespace(config, ns);
             const std::int64_t t1 = now_ns();
             if (!acquired.ok()) {
                 return "acquire: " + acquired.message();
@@ -252,13 +276,51 @@ std::string entry_sample(const JailConfig &jc, std::vector<std::int64_t> &values
         values);
 }
 
+// The floor of a step's entry, in a fresh child as entry_sample's: setns
+// into the kept namespace and the task check, nothing else.
+std::string floor_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
+    return in_child(
+        [&jc](std::vector<std::int64_t> &got) -> std::string {
+            const sjail::Config config = parsed_in_child(jc);
+            sjail::Fd ns;
+            sjail::open_kept_namespace(config.state_dir, ns);
+            if (!ns.valid()) {
+                return "no kept namespace in " + config.state_dir;
+            }
+            const std::int64_t t0 = now_ns();
+            const sjail::Status entered = sjail::enter_namespace(ns.get());
+            const std::int64_t t1 = now_ns();
+            if (!entered.ok()) {
+                return "enter: " + entered.message();
+            }
+            ino_t ino = 0;
+            const sjail::Status current = sjail::current_mount_namespace(ino);
+            char cwd[4096];
+            const bool have_cwd = ::getcwd(cwd, sizeof(cwd)) != nullptr;
+            const bool fell_back = have_cwd && sjail::working_dir_fell_back(cwd, "/");
+            const std::int64_t t2 = now_ns();
+            struct stat st {};
+            if (!current.ok() || ::fstat(ns.get(), &st) != 0 || st.st_ino != ino || !have_cwd ||
+                fell_back) {
+                return "the floor sample is not in the node namespace";
+            }
+            if (auto e = check_inside_jail(); !e.empty()) {
+                return e;
+            }
+            got = {t1 - t0, t2 - t1};
+            return "";
+        },
+        values);
+}
+
 // What slurmstepd and a task do per step and task with per-job namespaces.
 std::string job_entry_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
     return in_child(
         [&jc](std::vector<std::int64_t> &got) -> std::string {
+            const sjail::Config config = parsed_in_child(jc);
             sjail::StepJail step;
             const std::int64_t t0 = now_ns();
-            const sjail::Status entered = sjail::enter_job_for_step(jc.config, kBenchJob, step);
+            const sjail::Status entered = sjail::enter_job_for_step(config, kBenchJob, step);
             const std::int64_t t1 = now_ns();
             if (!entered.ok()) {
                 return "enter_job_for_step: " + entered.message();
@@ -371,9 +433,10 @@ std::string fresh_sample(const JailConfig &jc, std::vector<std::int64_t> &values
 std::string stamp_sample(const JailConfig &jc, std::vector<std::int64_t> &values) {
     return in_child(
         [&jc](std::vector<std::int64_t> &got) -> std::string {
+            const sjail::Config config = parsed_in_child(jc);
             sjail::CurrentStamp current;
             const std::int64_t t0 = now_ns();
-            const sjail::Status s = sjail::current_stamp(jc.config, current);
+            const sjail::Status s = sjail::current_stamp(config, current);
             const std::int64_t t1 = now_ns();
             if (!s.ok()) {
                 return "current_stamp: " + s.message();
@@ -476,6 +539,9 @@ bool read_reply(int sock, std::string &error, std::vector<std::int64_t> &values)
                 break;
             case Op::Fresh:
                 error = fresh_sample(*jc, values);
+                break;
+            case Op::Floor:
+                error = floor_sample(*jc, values);
                 break;
             case Op::Stamp:
                 error = stamp_sample(*jc, values);

@@ -37,6 +37,10 @@ enum class Op : std::uint32_t {
     // In the node process: a new job's namespaces made (its first step or
     // job_container create) and deleted (job end). Two values: make, delete.
     JobMake = 6,
+    // In a forked child that has done nothing else yet (as the entry
+    // samples): the floor alone, setns into the kept namespace (its fd
+    // opened untimed) and the per-task check. Two values: enter, check.
+    Floor = 7,
 };
 
 class Env {

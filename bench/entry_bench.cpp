@@ -33,6 +33,7 @@ struct Samples {
     std::vector<std::int64_t> task_check;   // namespace inode + cwd check per task
     std::vector<std::int64_t> entry_total;  // the three above, one child each
     std::int64_t watched = 0;               // entry samples that joined through the node watch
+    std::vector<std::int64_t> floor;        // setns + task check alone, in a fresh child
     std::vector<std::int64_t> stamp_check;  // current_stamp: jail walk + every bind source
     std::vector<std::int64_t> build;        // node namespace (re)build
     std::vector<std::int64_t> fresh;        // fresh namespace per task (old design)
@@ -114,6 +115,15 @@ std::string run_all(const Settings &set, std::map<std::pair<int, int>, Samples> 
                     s.task_check.push_back(v[j + 2]);
                     s.entry_total.push_back(v[j] + v[j + 1] + v[j + 2]);
                     s.watched += v[j + 3];
+                }
+                v.clear();
+                if (auto e = envs[i]->run(Op::Floor, b, share(set.samples, set.rounds, r), v);
+                    !e.empty()) {
+                    return "floor (" + std::to_string(m) + " mounts, " + std::to_string(b) +
+                           " binds): " + e;
+                }
+                for (std::size_t j = 0; j + 1 < v.size(); j += 2) {
+                    s.floor.push_back(v[j] + v[j + 1]);
                 }
                 if (auto e = envs[i]->run(Op::Stamp, b, share(set.samples, set.rounds, r),
                                           s.stamp_check);
@@ -227,6 +237,7 @@ int run(int argc, char **argv) {
                                   {"binds", key.second},
                                   {"entry_total", summary_json(s.entry_total)},
                                   {"watched_entries", s.watched},
+                                  {"floor", summary_json(s.floor)},
                                   {"step_prepare", summary_json(s.step_prepare)},
                                   {"enter", summary_json(s.enter)},
                                   {"task_check", summary_json(s.task_check)},
@@ -246,7 +257,7 @@ int run(int argc, char **argv) {
     out["ratios"] = json::array();
     for (const int b : set.binds) {
         for (const std::string metric :
-             {"entry_total", "step_prepare", "enter", "task_check", "stamp_check", "build",
+             {"entry_total", "step_prepare", "enter", "task_check", "floor", "stamp_check", "build",
               "fresh_namespace", "job_entry_total", "job_step", "job_pid", "job_task", "job_make",
               "job_delete"}) {
             double mlo = 0;

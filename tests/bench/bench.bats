@@ -28,8 +28,8 @@ json() { jq -e "$@" "$out/latest.json"; }
 @test "micro-benchmark: every host-mount x bind configuration, every metric sampled" {
     # shellcheck disable=SC2016 # a jq program, not shell
     json '[.micro.configs[] | [.host_mounts, .binds]] | sort == ([[50, 500, 5000][] as $m | [5, 10, 20, 100][] as $b | [$m, $b]] | sort)'
-    json '[.micro.configs[] | .entry_total, .step_prepare, .stamp_check, .enter, .task_check, .build, .fresh_namespace
-           | select(.n > 0 and .median_us > 0 and .p99_us >= .median_us)] | length == 84'
+    json '[.micro.configs[] | .entry_total, .step_prepare, .floor, .stamp_check, .enter, .task_check, .build, .fresh_namespace
+           | select(.n > 0 and .median_us > 0 and .p99_us >= .median_us)] | length == 96'
     # The per-job path: step, PID namespace, task view, job make and delete.
     json '[.micro.configs[] | .job_entry_total, .job_step, .job_pid, .job_task, .job_make, .job_delete
            | select(.n > 0 and .median_us > 0 and .p99_us >= .median_us)] | length == 72'
@@ -45,7 +45,7 @@ json() { jq -e "$@" "$out/latest.json"; }
 }
 
 @test "micro-benchmark: 5000-vs-50 ratios for every bind count and metric" {
-    json '[.micro.ratios[] | select(.low_mounts == 50 and .high_mounts == 5000 and .ratio > 0)] | length == 52'
+    json '[.micro.ratios[] | select(.low_mounts == 50 and .high_mounts == 5000 and .ratio > 0)] | length == 56'
 }
 
 @test "micro-benchmark: the per-step stamp check is measured at 50, 500 and 5000 host mounts" {
@@ -79,7 +79,7 @@ json() { jq -e "$@" "$out/latest.json"; }
     grep -q '^## Step launch on the local cluster' "$out/latest.md"
     grep -q '^### Step entry with per-job namespaces' "$out/latest.md"
     grep -q '^## Job cleanup with the job container' "$out/latest.md"
-    [ "$(grep -cE '\*\*(PASS|MISS)\*\*' "$out/latest.md")" -eq 23 ]
+    [ "$(grep -cE '\*\*(PASS|MISS)\*\*' "$out/latest.md")" -eq 25 ]
 }
 
 @test "nothing is left behind: no bench mounts, no cluster processes" {
