@@ -5,6 +5,7 @@
 // unmounted, mounted over or replaced by rename, other settings, a step in
 // another mount namespace, queues that are gone, recheck=0.
 #include "sandbox.hpp"
+#include "sjail/sys/job_namespace.hpp"
 #include "sjail/sys/node_namespace.hpp"
 #include "sjail/sys/node_watch.hpp"
 #include "sjail/sys/small_file.hpp"
@@ -227,6 +228,44 @@ TEST(NodeWatchRoot, QueuesInheritedByADaemonizedSlurmdAreFound) {
                       ::usleep(20000);
                   }
                   CHILD_EXPECT(step(config) == "checked");
+                  return std::string();
+              }),
+              "");
+}
+
+// A job's first step mounts its namespaces below STATE/jobs, and its end
+// unmounts them: those mount events are the plugin's own, so the next step
+// still joins through the watch. An admin's mount among them is not: taken
+// off the queue with them, it drops the token instead.
+TEST(NodeWatchRoot, AJobsOwnMountsKeepTheWatchArmedAnAdminsDoNot) {
+    EXPECT_EQ(with_watch([](Config &config) {
+                  CHILD_EXPECT(armed_after_steps(config));
+                  const std::string made = in_child([&] {
+                      sjail::StepJail job;
+                      const auto s = sjail::enter_job_for_step(config, 21, job);
+                      return s.ok() ? std::string() : s.message();
+                  });
+                  CHILD_EXPECT(made.empty());
+                  CHILD_EXPECT(step(config) == "watched");
+                  CHILD_EXPECT(sjail::delete_job_namespace(config, 21).ok());
+                  CHILD_EXPECT(step(config) == "watched");
+                  // A mount of the plugin's own, let through; then one with an
+                  // admin's beside it, which drops the token.
+                  const std::string own_dir = config.state_dir + "/jobs/own";
+                  CHILD_EXPECT(::mkdir(own_dir.c_str(), 0700) == 0);
+                  sjail::OwnMounts own;
+                  CHILD_EXPECT(::mount("own", own_dir.c_str(), "tmpfs", 0, nullptr) == 0);
+                  own.made(own_dir);
+                  own.let_through(config);
+                  CHILD_EXPECT(step(config) == "watched");
+                  own.dropping(own_dir);
+                  CHILD_EXPECT(::umount2(own_dir.c_str(), MNT_DETACH) == 0);
+                  CHILD_EXPECT(::mount("admin", "/mnt/node/data", "tmpfs", 0, nullptr) == 0);
+                  own.let_through(config);
+                  CHILD_EXPECT(sjail::read_small_file(config.state_dir + "/armed").empty());
+                  std::string hello;
+                  CHILD_EXPECT(step(config, "/opt/data/hello", &hello) == "checked");
+                  CHILD_EXPECT(hello.empty());
                   return std::string();
               }),
               "");

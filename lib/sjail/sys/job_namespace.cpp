@@ -5,6 +5,7 @@
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/job_init.hpp"
+#include "sjail/sys/node_watch.hpp"
 #include "sjail/sys/ns_bind.hpp"
 #include "sjail/sys/proc_options.hpp"
 #include "sjail/sys/process_scan.hpp"
@@ -358,8 +359,9 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
 // Keeps the creator's stepd view and the new tasks' view (of the process
 // holding it), in place of the job's current ones (which its running steps
 // keep using); the PID namespace stays.
-int replace_views(pid_t creator, pid_t maker, const JobPaths &paths) {
+int replace_views(pid_t creator, pid_t maker, const JobPaths &paths, OwnMounts &own) {
     for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns}) {
+        own.dropping(*path);
         if (!reset_mount_point_file(*path).ok()) {
             return errno != 0 ? errno : EIO;
         }
@@ -367,11 +369,14 @@ int replace_views(pid_t creator, pid_t maker, const JobPaths &paths) {
     if (const int err = bind_namespace_of(creator, "mnt", paths.stepd_ns); err != 0) {
         return err;
     }
-    return bind_namespace_of(maker, "mnt", paths.tasks_ns);
+    own.made(paths.stepd_ns);
+    const int err = bind_namespace_of(maker, "mnt", paths.tasks_ns);
+    own.made(paths.tasks_ns);
+    return err;
 }
 
 // Keeps the creator's stepd view and the init's tasks view and PID namespace.
-int keep_namespaces(pid_t creator, pid_t init, const JobPaths &paths) {
+int keep_namespaces(pid_t creator, pid_t init, const JobPaths &paths, OwnMounts &own) {
     struct Keep {
         pid_t pid;
         const char *kind;
@@ -382,19 +387,26 @@ int keep_namespaces(pid_t creator, pid_t init, const JobPaths &paths) {
         if (const int err = bind_namespace_of(keep.pid, keep.kind, keep.path); err != 0) {
             return err;
         }
+        own.made(keep.path);
     }
     return 0;
 }
 
-void drop_namespaces(const JobPaths &paths) {
+void unmount_own(const std::string &path, OwnMounts &own) {
+    own.dropping(path);
+    (void)::umount2(path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+}
+
+void drop_namespaces(const JobPaths &paths, OwnMounts &own) {
     for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns}) {
-        (void)::umount2(path->c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+        unmount_own(*path, own);
     }
 }
 
 // One creator pinned to `cpu`; on success the namespaces are kept and the
 // init is recorded. `bind_errno` tells why they could not be kept.
-Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_errno) {
+Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_errno,
+                    OwnMounts &own) {
     bind_errno = 0;
     const bool refresh = in.job_pid >= 0;
     BuilderChild creator;
@@ -416,9 +428,9 @@ Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_
             if (!init) {
                 bind_errno = ESRCH;
             } else if (refresh) {
-                bind_errno = replace_views(creator.pid(), init->pid, paths);
+                bind_errno = replace_views(creator.pid(), init->pid, paths, own);
             } else {
-                bind_errno = keep_namespaces(creator.pid(), init->pid, paths);
+                bind_errno = keep_namespaces(creator.pid(), init->pid, paths, own);
             }
         }
     }
@@ -433,11 +445,11 @@ Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_
     if (refresh) {
         // The job keeps its PID namespace and init; views half replaced go.
         for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns}) {
-            (void)::umount2(path->c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+            unmount_own(*path, own);
         }
         return judged;
     }
-    drop_namespaces(paths);
+    drop_namespaces(paths, own);
     if (init) {
         kill_init(*init);
     }
@@ -466,12 +478,13 @@ Status make_job_tmp_dir(const Config &config, std::uint32_t job, Fd &out) {
 
 // With the job's lock held exclusively: makes the namespaces from scratch.
 Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t job,
-                const JobPaths &paths) {
+                const JobPaths &paths, OwnMounts &own) {
     if (const auto old = read_init(paths)) {
         kill_init(*old);
     }
     (void)::unlink(paths.ready.c_str());
     for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns}) {
+        own.dropping(*path);
         if (auto s = reset_mount_point_file(*path); !s.ok()) {
             return s;
         }
@@ -489,7 +502,7 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
     }
     int bind_errno = 0;
     for (const int cpu : cpus_to_try()) {
-        if (auto s = attempt_make(in, paths, cpu, bind_errno); !s.ok()) {
+        if (auto s = attempt_make(in, paths, cpu, bind_errno, own); !s.ok()) {
             return s;
         }
         if (bind_errno != ELOOP) {
@@ -509,7 +522,7 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
 // (so its processes live on and later steps see them) and its /tmp and
 // /dev/shm. Steps already running keep the views they entered.
 Status refresh_job(const Config &config, const NodeNamespace &node, std::uint32_t job,
-                   const JobPaths &paths, const JobNamespace &current) {
+                   const JobPaths &paths, const JobNamespace &current, OwnMounts &own) {
     Inputs in{config, job, node.fd.get(), -1, {}};
     in.old_stepd = current.stepd.get();
     in.job_pid = current.pid.get();
@@ -518,7 +531,7 @@ Status refresh_job(const Config &config, const NodeNamespace &node, std::uint32_
     }
     int bind_errno = 0;
     for (const int cpu : cpus_to_try()) {
-        if (auto s = attempt_make(in, paths, cpu, bind_errno); !s.ok()) {
+        if (auto s = attempt_make(in, paths, cpu, bind_errno, own); !s.ok()) {
             return Status::failure("the node's jail namespace changed under the running job and "
                                    "making the job's views anew failed (its next step tries "
                                    "again): " +
@@ -618,8 +631,8 @@ Status remove_job_tmp(const Config &config, std::uint32_t job) {
 
 // With the job's lock held and its init gone: its namespace files, its
 // job_tmp= directory and its state directory go.
-Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths) {
-    drop_namespaces(paths);
+Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths, OwnMounts &own) {
+    drop_namespaces(paths, own);
     for (const auto *path :
          {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns, &paths.init, &paths.ready}) {
         (void)::unlink(path->c_str());
@@ -696,7 +709,26 @@ void end_job_from_its_init(const Config &config, std::uint32_t job, int node_mnt
     if (!self || read_init(paths) != self) {
         return; // the job was made anew meanwhile: that init is not this one
     }
-    (void)remove_job(config, job, paths);
+    OwnMounts own;
+    (void)remove_job(config, job, paths, own);
+    lock.reset();
+    own.let_through(config);
+}
+
+// With the job's lock held: its namespaces made when it has none, or its
+// views made anew when they come from an older node namespace.
+Status make_or_refresh(const Config &config, const NodeNamespace &node, std::uint32_t job,
+                       const JobPaths &paths, std::string &made_from, OwnMounts &own) {
+    JobNamespace current;
+    if (!open_existing(paths, current, &made_from)) {
+        return make_job(config, node, job, paths, own);
+    }
+    if (made_from != node.stamp) {
+        // Made from a node namespace that has been rebuilt since (or meanwhile
+        // by another step or slurmd, from the current one).
+        return refresh_job(config, node, job, paths, current, own);
+    }
+    return {};
 }
 
 } // namespace
@@ -748,17 +780,11 @@ Status open_job_namespace(const Config &config, const NodeNamespace &node, std::
     if (auto s = lock_job(config, paths, lock); !s.ok()) {
         return s;
     }
-    JobNamespace current;
-    if (!open_existing(paths, current, &made_from)) {
-        if (auto s = make_job(config, node, job, paths); !s.ok()) {
-            return s;
-        }
-    } else if (made_from != node.stamp) {
-        // Made from a node namespace that has been rebuilt since (or meanwhile
-        // by another step or slurmd, from the current one).
-        if (auto s = refresh_job(config, node, job, paths, current); !s.ok()) {
-            return s;
-        }
+    OwnMounts own;
+    Status made = make_or_refresh(config, node, job, paths, made_from, own);
+    own.let_through(config);
+    if (!made.ok()) {
+        return made;
     }
     if (!open_existing(paths, out)) {
         return Status::failure("the job's namespaces in " + paths.dir +
@@ -777,7 +803,10 @@ Status delete_job_namespace(const Config &config, std::uint32_t job) {
     if (const auto init = read_init(paths)) {
         kill_init(*init);
     }
-    return remove_job(config, job, paths);
+    OwnMounts own;
+    Status removed = remove_job(config, job, paths, own);
+    own.let_through(config);
+    return removed;
 }
 
 std::vector<std::uint32_t> delete_stale_jobs(const Config &config) {

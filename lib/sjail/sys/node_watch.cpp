@@ -11,9 +11,11 @@
 #include "sjail/sys/small_file.hpp"
 #include "sjail/sys/state_dir.hpp"
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <optional>
 #include <sys/fanotify.h>
@@ -37,6 +39,9 @@
 #endif
 #ifndef FAN_MNT_DETACH
 #define FAN_MNT_DETACH 0x02000000
+#endif
+#ifndef FAN_EVENT_INFO_TYPE_MNT
+#define FAN_EVENT_INFO_TYPE_MNT 7
 #endif
 #ifndef STATX_MNT_ID_UNIQUE
 #define STATX_MNT_ID_UNIQUE 0x00004000U // Linux 6.8
@@ -300,7 +305,109 @@ std::optional<ArmedToken> current_token(const Config &config, const StepView &vi
     return token;
 }
 
+// The mount ID (unique) of the mount on top at `path`, when one is there.
+std::optional<std::uint64_t> mount_on(const std::string &path) {
+    struct statx stx {};
+    if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
+                STATX_MNT_ID_UNIQUE, &stx) != 0 ||
+        (stx.stx_mask & STATX_MNT_ID_UNIQUE) == 0 ||
+        (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) == 0) {
+        return std::nullopt;
+    }
+    return stx.stx_mnt_id;
+}
+
+// One mount event as the fanotify queue reports it (FAN_REPORT_MNT).
+struct MountEvent {
+    std::uint64_t mask = 0;
+    std::optional<std::uint64_t> mount;
+};
+
+// struct fanotify_event_info_mnt (Linux 6.15), which older headers lack.
+struct MountInfo {
+    fanotify_event_info_header hdr;
+    std::uint64_t mnt_id;
+};
+
+// Reads every mount event queued (the queue is non-blocking).
+std::vector<MountEvent> read_mount_events(int fanotify) {
+    std::vector<MountEvent> events;
+    std::array<char, 4096> buf{};
+    while (queued(fanotify)) {
+        const ssize_t n = ::read(fanotify, buf.data(), buf.size());
+        if (n <= 0) {
+            break;
+        }
+        const auto size = static_cast<std::size_t>(n);
+        for (std::size_t at = 0; at + sizeof(fanotify_event_metadata) <= size;) {
+            fanotify_event_metadata meta{};
+            std::memcpy(&meta, buf.data() + at, sizeof(meta));
+            if (meta.event_len < sizeof(meta) || at + meta.event_len > size) {
+                break;
+            }
+            MountEvent event{meta.mask, std::nullopt};
+            for (std::size_t info = at + meta.metadata_len;
+                 info + sizeof(fanotify_event_info_header) <= at + meta.event_len;) {
+                fanotify_event_info_header header{};
+                std::memcpy(&header, buf.data() + info, sizeof(header));
+                if (header.len < sizeof(header)) {
+                    break;
+                }
+                if (header.info_type == FAN_EVENT_INFO_TYPE_MNT &&
+                    header.len >= sizeof(MountInfo)) {
+                    MountInfo record{};
+                    std::memcpy(&record, buf.data() + info, sizeof(record));
+                    event.mount = record.mnt_id;
+                }
+                info += header.len;
+            }
+            events.push_back(event);
+            at += meta.event_len;
+        }
+    }
+    return events;
+}
+
+bool one_of(const std::vector<std::uint64_t> &ids, const std::optional<std::uint64_t> &id) {
+    return id && std::find(ids.begin(), ids.end(), *id) != ids.end();
+}
+
 } // namespace
+
+void OwnMounts::made(const std::string &path) {
+    if (auto id = mount_on(path)) {
+        attached_.push_back(*id);
+    }
+}
+
+void OwnMounts::dropping(const std::string &path) {
+    if (auto id = mount_on(path)) {
+        detached_.push_back(*id);
+    }
+}
+
+void OwnMounts::let_through(const Config &config) {
+    if (attached_.empty() && detached_.empty()) {
+        return;
+    }
+    Fd lock;
+    Queues queues;
+    const auto token = read_token(config);
+    if (!token || !lock_state(config.state_dir, lock, LOCK_EX).ok() ||
+        !open_queues(token->watch, queues)) {
+        return; // nothing armed: the next step arms, emptying the queues
+    }
+    for (const MountEvent &event : read_mount_events(queues.fanotify.get())) {
+        const bool ours = (event.mask == FAN_MNT_ATTACH && one_of(attached_, event.mount)) ||
+                          (event.mask == FAN_MNT_DETACH && one_of(detached_, event.mount));
+        if (!ours) {
+            disarm_watch(config); // taken off the queue: the token must go instead
+            break;
+        }
+    }
+    attached_.clear();
+    detached_.clear();
+}
 
 Status NodeWatch::start(const Config &config) {
     stop(config);

@@ -10,6 +10,10 @@
 #include "sjail/sys/node_namespace.hpp"
 #include "sjail/sys/node_stamp.hpp"
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 namespace sjail {
 
 // In slurmd, for its life: the two queues, recorded in STATE/watch. Fails
@@ -43,5 +47,24 @@ void arm_watch(const Config &config, const CurrentStamp &now);
 
 // Under STATE/lock held exclusively, before the kept namespace changes.
 void disarm_watch(const Config &config);
+
+// The mounts a step makes or drops below STATE/jobs (a job's kept
+// namespaces, on files in slurmd's mount namespace), so that their mount
+// events do not send the next steps to the full check.
+class OwnMounts {
+  public:
+    // After mounting on `path` / before unmounting it: its mount, by ID.
+    void made(const std::string &path);
+    void dropping(const std::string &path);
+    // Takes every mount event queued: when they are all of the mounts
+    // recorded, the token stays; any other (an admin's, another step's), and
+    // it is dropped, as that event would have sent the next step to the full
+    // check. Does nothing when nothing was recorded.
+    void let_through(const Config &config);
+
+  private:
+    std::vector<std::uint64_t> attached_;
+    std::vector<std::uint64_t> detached_;
+};
 
 } // namespace sjail
