@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 using kit::in_child;
@@ -266,6 +267,27 @@ TEST(NodeWatchRoot, AJobsOwnMountsKeepTheWatchArmedAnAdminsDoNot) {
                   std::string hello;
                   CHILD_EXPECT(step(config, "/opt/data/hello", &hello) == "checked");
                   CHILD_EXPECT(hello.empty());
+                  return std::string();
+              }),
+              "");
+}
+
+// The state directory opened to users, or its stamp replaced (by root: it
+// is closed), reaches the next step as the full check sees it.
+TEST(NodeWatchRoot, TheStateDirectoryOpenedOrItsStampReplacedReachesTheNextStep) {
+    EXPECT_EQ(with_watch([](Config &config) {
+                  CHILD_EXPECT(armed_after_steps(config));
+                  CHILD_EXPECT(::chmod(config.state_dir.c_str(), 0777) == 0);
+                  const std::string opened = step(config);
+                  CHILD_EXPECT(opened.find("writable by group or others") != std::string::npos);
+                  CHILD_EXPECT(::chmod(config.state_dir.c_str(), 0700) == 0);
+                  CHILD_EXPECT(armed_after_steps(config));
+                  const std::string stamp = config.state_dir + "/stamp";
+                  CHILD_EXPECT(::unlink(stamp.c_str()) == 0);
+                  CHILD_EXPECT(::mkfifo(stamp.c_str(), 0600) == 0);
+                  CHILD_EXPECT(step(config) == "checked");
+                  struct stat st {};
+                  CHILD_EXPECT(::lstat(stamp.c_str(), &st) == 0 && S_ISREG(st.st_mode));
                   return std::string();
               }),
               "");

@@ -86,7 +86,7 @@ TEST(NodeWatch, ATokenLastsUntilTheJailsFilesystemIsDueToBeAskedAgain) {
 TEST(NodeWatch, EveryPathIsWatchedItselfAndThroughTheEntriesAboveIt) {
     const auto watches = sjail::watches_for(
         {"/run/munge", "/etc/resolv.conf", "/run/systemd/resolve/stub-resolv.conf", "relative"},
-        "/run/slurm-jail", "");
+        "/run/slurm-jail", {});
     const std::vector<WatchPath> expected = {
         {"/", true, false, false},
         {"/etc", true, false, false},
@@ -102,14 +102,14 @@ TEST(NodeWatch, EveryPathIsWatchedItselfAndThroughTheEntriesAboveIt) {
 
 TEST(NodeWatch, APathBothCheckedAndAboveAnotherIsWatchedForBoth) {
     const auto watches =
-        sjail::watches_for({"/usr/local/nvidia", "/usr/local/nvidia/lib64"}, "", "");
+        sjail::watches_for({"/usr/local/nvidia", "/usr/local/nvidia/lib64"}, "", {});
     ASSERT_EQ(watches.size(), 5U);
     EXPECT_EQ(watches[3], (WatchPath{"/usr/local/nvidia", true, true, false}));
     EXPECT_EQ(watches[4], (WatchPath{"/usr/local/nvidia/lib64", false, true, false}));
 }
 
 TEST(NodeWatch, ThePluginsOwnDirectoryIsNotWatchedForEntries) {
-    const auto watches = sjail::watches_for({"/run/slurm-jail/ld.so.cache"}, "/run/slurm-jail", "");
+    const auto watches = sjail::watches_for({"/run/slurm-jail/ld.so.cache"}, "/run/slurm-jail", {});
     const std::vector<WatchPath> expected = {
         {"/", true, false, false},
         {"/run", true, false, false},
@@ -118,8 +118,8 @@ TEST(NodeWatch, ThePluginsOwnDirectoryIsNotWatchedForEntries) {
     EXPECT_EQ(watches, expected);
 }
 
-TEST(NodeWatch, OwnersAndModesAreWatchedOnlyAboveTheJail) {
-    const auto watches = sjail::watches_for({"/srv/jail", "/srv/node/munge"}, "", "/srv/jail");
+TEST(NodeWatch, OwnersAndModesAreWatchedOnlyAboveTheClosedPaths) {
+    const auto watches = sjail::watches_for({"/srv/jail", "/srv/node/munge"}, "", {"/srv/jail"});
     const std::vector<WatchPath> expected = {
         {"/", true, false, true},
         {"/srv", true, false, true},

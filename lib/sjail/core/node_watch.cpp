@@ -122,7 +122,8 @@ std::int64_t armed_until(const std::optional<JailProbeMemo> &memo, std::int64_t 
 }
 
 std::vector<WatchPath> watches_for(const std::vector<std::string> &checked,
-                                   const std::string &own_dir, const std::string &jail) {
+                                   const std::string &own_dir,
+                                   const std::vector<std::string> &closed_paths) {
     const auto own = [&own_dir](const std::string &dir) {
         return !own_dir.empty() && is_same_or_below(dir, own_dir);
     };
@@ -144,10 +145,12 @@ std::vector<WatchPath> watches_for(const std::vector<std::string> &checked,
             above.entries = true;
         }
     }
-    for (std::string dir = jail; jail.starts_with('/') && dir != "/";) {
-        dir = parent_dir(dir);
-        if (auto it = by_path.find(dir); it != by_path.end()) {
-            it->second.modes = true;
+    for (const auto &closed : closed_paths) {
+        for (std::string dir = closed; closed.starts_with('/') && dir != "/";) {
+            dir = parent_dir(dir);
+            if (auto it = by_path.find(dir); it != by_path.end()) {
+                it->second.modes = true;
+            }
         }
     }
     std::vector<WatchPath> out;

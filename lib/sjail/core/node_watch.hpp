@@ -104,11 +104,13 @@ struct WatchPath {
 
 // The watches that see every local change to where `checked` (absolute,
 // normalised paths) resolve: each path itself, and the entries of every
-// directory above it; the modes of the directories above `jail` too.
-// Directories at or below `own_dir` (the state directory, which the plugin
-// itself writes) are not watched for entries. Sorted by path, one entry per
-// path.
+// directory above it; the modes of the directories above each of
+// `closed_paths` too (the jail, the state directory: a step checks that no
+// user can write them). Directories at or below `own_dir` (the state
+// directory, which the plugin itself writes) are not watched for entries.
+// Sorted by path, one entry per path.
 std::vector<WatchPath> watches_for(const std::vector<std::string> &checked,
-                                   const std::string &own_dir, const std::string &jail);
+                                   const std::string &own_dir,
+                                   const std::vector<std::string> &closed_paths);
 
 } // namespace sjail

@@ -229,7 +229,10 @@ void add_resolved(std::vector<std::string> &paths, const std::string &path) {
 // bind source, and, unless gpu=off, where the driver is looked for and what
 // was found.
 std::vector<std::string> checked_paths(const Config &config, const CurrentStamp &now) {
-    std::vector<std::string> paths = {config.jail};
+    // The state directory's files a full check reads: one replaced (by root:
+    // the directory is closed) is seen as the full check would see it.
+    std::vector<std::string> paths = {config.jail, config.state_dir, config.state_dir + "/stamp",
+                                      config.state_dir + "/lock", config.state_dir + "/ns"};
     if (const std::string plugin = plugin_file(); plugin.starts_with('/')) {
         paths.push_back(plugin);
     }
@@ -292,6 +295,15 @@ bool jail_unchanged(const Config &config, const FileId &jail) {
                    STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO, &stx) == 0 &&
            makedev(stx.stx_dev_major, stx.stx_dev_minor) == jail.dev && stx.stx_ino == jail.ino &&
            stx.stx_uid == 0 && (stx.stx_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+// The state directory is still root's and closed to others (its parents'
+// modes are watched).
+bool state_dir_closed(const Config &config) {
+    struct statx stx {};
+    return ::statx(AT_FDCWD, config.state_dir.c_str(), AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
+                   STATX_TYPE | STATX_MODE | STATX_UID, &stx) == 0 &&
+           S_ISDIR(stx.stx_mode) && stx.stx_uid == 0 && (stx.stx_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
 // The token, when it is current for `view` and nothing is queued.
@@ -465,7 +477,7 @@ void NodeWatch::stop(const Config &config) {
 bool join_watched(const Config &config, NodeNamespace &out) {
     StepView view;
     Queues queues;
-    if (config.recheck_s == 0 || !view_of_this_step(config, view)) {
+    if (config.recheck_s == 0 || !view_of_this_step(config, view) || !state_dir_closed(config)) {
         return false;
     }
     auto token = current_token(config, view, queues);
@@ -510,8 +522,8 @@ void arm_watch(const Config &config, const CurrentStamp &now) {
     (void)::unlink(armed_path(config).c_str());
     drain(queues.inotify.get());
     drain(queues.fanotify.get());
-    add_watches(queues.inotify.get(),
-                watches_for(checked_paths(config, now), config.state_dir, config.jail));
+    add_watches(queues.inotify.get(), watches_for(checked_paths(config, now), config.state_dir,
+                                                  {config.jail, config.state_dir}));
     // Checked again now that every change is queued: what changed between
     // the step's first check and the watches is seen here.
     CurrentStamp again;
