@@ -240,6 +240,11 @@ TEST(NodeWatchRoot, QueuesInheritedByADaemonizedSlurmdAreFound) {
 // off the queue with them, it drops the token instead.
 TEST(NodeWatchRoot, AJobsOwnMountsKeepTheWatchArmedAnAdminsDoNot) {
     EXPECT_EQ(with_watch([](Config &config) {
+                  // The job's init would outlive a failed check: it goes on every path.
+                  struct DeleteJob {
+                      const Config &config;
+                      ~DeleteJob() { (void)sjail::delete_job_namespace(config, 21); }
+                  } delete_job{config};
                   CHILD_EXPECT(armed_after_steps(config));
                   const std::string made = in_child([&] {
                       sjail::StepJail job;
