@@ -27,7 +27,7 @@ namespace {
 // or the error. With `read`, the step enters and reads that file in the jail.
 std::string step(const Config &config, const std::string &read = "",
                  std::string *content = nullptr) {
-    const std::string out = in_child([&] {
+    std::string out = in_child([&] {
         sjail::NodeNamespace node;
         if (auto s = sjail::acquire_node_namespace(config, node); !s.ok()) {
             return "error: " + s.message();
