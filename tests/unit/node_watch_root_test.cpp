@@ -37,7 +37,8 @@ std::string step(const Config &config, const std::string &read = "",
             if (auto s = sjail::enter_namespace(node.fd.get()); !s.ok()) {
                 return "error: " + s.message();
             }
-            how += " " + kit::read_file(read);
+            how += ' ';
+            how += kit::read_file(read);
         }
         return "=" + how;
     });
