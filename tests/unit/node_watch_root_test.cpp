@@ -298,3 +298,18 @@ TEST(NodeWatchRoot, TheStateDirectoryOpenedOrItsStampReplacedReachesTheNextStep)
               }),
               "");
 }
+
+// The jail's filesystem's last answer dropped (a failed probe drops it; so
+// may an admin who wants the jail asked now): the next step asks the server.
+TEST(NodeWatchRoot, TheLastAnswerDroppedSendsTheNextStepToTheServer) {
+    EXPECT_EQ(with_watch([](Config &config) {
+                  CHILD_EXPECT(armed_after_steps(config));
+                  const std::string memo = config.state_dir + "/jail-probe";
+                  CHILD_EXPECT(!sjail::read_small_file(memo).empty());
+                  CHILD_EXPECT(::unlink(memo.c_str()) == 0);
+                  CHILD_EXPECT(step(config) == "checked");
+                  CHILD_EXPECT(!sjail::read_small_file(memo).empty()); // asked again
+                  return std::string();
+              }),
+              "");
+}

@@ -230,9 +230,15 @@ void add_resolved(std::vector<std::string> &paths, const std::string &path) {
 // was found.
 std::vector<std::string> checked_paths(const Config &config, const CurrentStamp &now) {
     // The state directory's files a full check reads: one replaced (by root:
-    // the directory is closed) is seen as the full check would see it.
-    std::vector<std::string> paths = {config.jail, config.state_dir, config.state_dir + "/stamp",
-                                      config.state_dir + "/lock", config.state_dir + "/ns"};
+    // the directory is closed) is seen as the full check would see it. The
+    // jail's filesystem's last answer too: dropped (a failed probe, or an
+    // admin wanting the jail asked now), the next step asks the server.
+    std::vector<std::string> paths = {config.jail,
+                                      config.state_dir,
+                                      config.state_dir + "/stamp",
+                                      config.state_dir + "/lock",
+                                      config.state_dir + "/ns",
+                                      config.state_dir + "/jail-probe"};
     if (const std::string plugin = plugin_file(); plugin.starts_with('/')) {
         paths.push_back(plugin);
     }
