@@ -234,6 +234,37 @@ sjail::Config parsed_in_child(const JailConfig &jc) {
     return sjail::parse_config(jc.args).config;
 }
 
+// The floor of every entry, timed: setns into the node namespace `ns_fd`
+// (enter), then what task_init_privileged checks per task (check); checked
+// afterwards, untimed, that the caller is in the jail.
+std::string enter_and_check(int ns_fd, std::int64_t &enter, std::int64_t &check) {
+    const std::int64_t t0 = now_ns();
+    const sjail::Status entered = sjail::enter_namespace(ns_fd);
+    const std::int64_t t1 = now_ns();
+    if (!entered.ok()) {
+        return "enter: " + entered.message();
+    }
+    ino_t ino = 0;
+    const sjail::Status current = sjail::current_mount_namespace(ino);
+    char cwd[4096];
+    const bool have_cwd = ::getcwd(cwd, sizeof(cwd)) != nullptr;
+    const bool fell_back = have_cwd && sjail::working_dir_fell_back(cwd, "/");
+    const std::int64_t t2 = now_ns();
+    struct stat st {};
+    if (!current.ok() || ::fstat(ns_fd, &st) != 0 || st.st_ino != ino) {
+        return "the task is not in the node namespace";
+    }
+    if (!have_cwd || fell_back) {
+        return "getcwd failed inside the jail";
+    }
+    if (auto e = check_inside_jail(); !e.empty()) {
+        return e;
+    }
+    enter = t1 - t0;
+    check = t2 - t1;
+    return "";
+}
+
 // What slurmstepd does per step (acquire: through the node watch when it is
 // armed, else the stamp check over every source; setns; the check that / is
 // the jail) and per task (the namespace and cwd checks of
@@ -249,28 +280,12 @@ std::string entry_sample(const JailConfig &jc, std::vector<std::int64_t> &values
             if (!acquired.ok()) {
                 return "acquire: " + acquired.message();
             }
-            const sjail::Status entered = sjail::enter_namespace(ns.fd.get());
-            const std::int64_t t2 = now_ns();
-            if (!entered.ok()) {
-                return "enter: " + entered.message();
-            }
-            ino_t ino = 0;
-            const sjail::Status current = sjail::current_mount_namespace(ino);
-            char cwd[4096];
-            const bool have_cwd = ::getcwd(cwd, sizeof(cwd)) != nullptr;
-            const bool fell_back = have_cwd && sjail::working_dir_fell_back(cwd, "/");
-            const std::int64_t t3 = now_ns();
-            struct stat st {};
-            if (!current.ok() || ::fstat(ns.fd.get(), &st) != 0 || st.st_ino != ino) {
-                return "the task is not in the node namespace";
-            }
-            if (!have_cwd || fell_back) {
-                return "getcwd failed inside the jail";
-            }
-            if (auto e = check_inside_jail(); !e.empty()) {
+            std::int64_t enter = 0;
+            std::int64_t check = 0;
+            if (auto e = enter_and_check(ns.fd.get(), enter, check); !e.empty()) {
                 return e;
             }
-            got = {t1 - t0, t2 - t1, t3 - t2, ns.watched ? 1 : 0};
+            got = {t1 - t0, enter, check, ns.watched ? 1 : 0};
             return "";
         },
         values);
@@ -287,27 +302,12 @@ std::string floor_sample(const JailConfig &jc, std::vector<std::int64_t> &values
             if (!ns.valid()) {
                 return "no kept namespace in " + config.state_dir;
             }
-            const std::int64_t t0 = now_ns();
-            const sjail::Status entered = sjail::enter_namespace(ns.get());
-            const std::int64_t t1 = now_ns();
-            if (!entered.ok()) {
-                return "enter: " + entered.message();
-            }
-            ino_t ino = 0;
-            const sjail::Status current = sjail::current_mount_namespace(ino);
-            char cwd[4096];
-            const bool have_cwd = ::getcwd(cwd, sizeof(cwd)) != nullptr;
-            const bool fell_back = have_cwd && sjail::working_dir_fell_back(cwd, "/");
-            const std::int64_t t2 = now_ns();
-            struct stat st {};
-            if (!current.ok() || ::fstat(ns.get(), &st) != 0 || st.st_ino != ino || !have_cwd ||
-                fell_back) {
-                return "the floor sample is not in the node namespace";
-            }
-            if (auto e = check_inside_jail(); !e.empty()) {
+            std::int64_t enter = 0;
+            std::int64_t check = 0;
+            if (auto e = enter_and_check(ns.get(), enter, check); !e.empty()) {
                 return e;
             }
-            got = {t1 - t0, t2 - t1};
+            got = {enter, check};
             return "";
         },
         values);
