@@ -7,7 +7,9 @@
 #   release_suite REL      the Debian suite that ships Slurm REL
 #   release_apt_options    extra apt options for that suite, one per line
 #   release_check REL      exit 1 (with the list) unless REL is supported
-#   host_release           the Slurm release installed on this machine
+#   host_release           the Slurm release installed on this machine, or nothing
+#   suite_release          the Slurm release this machine's Debian suite ships, or nothing
+#   default_release        host_release, else suite_release: what 'up' runs
 
 # Oldest first. 22.05: Debian 12 (bookworm), 24.11: Debian 13 (trixie),
 # 26.05: Debian unstable (sid).
@@ -44,10 +46,29 @@ release_check() {
 }
 
 # The major.minor of the Slurm installed here (slurmd, else libslurm-dev's
-# header), or nothing.
+# header), or nothing (a fresh machine: dpkg-query prints an empty version
+# for a package it knows of but has not installed).
 host_release() {
     local v
     v=$(dpkg-query -W -f='${Version}' slurmd 2>/dev/null ||
         dpkg-query -W -f='${Version}' libslurm-dev 2>/dev/null) || return 0
-    [[ $v =~ ^([0-9]+\.[0-9]+) ]] && echo "${BASH_REMATCH[1]}"
+    if [[ $v =~ ^([0-9]+\.[0-9]+) ]]; then echo "${BASH_REMATCH[1]}"; fi
+}
+
+# The release whose Debian suite this machine runs (its /etc/os-release), or
+# nothing on another distribution or suite.
+suite_release() {
+    local codename rel
+    codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+    for rel in "${SLURM_JAIL_RELEASES[@]}"; do
+        if [ -n "$codename" ] && [ "$(release_suite "$rel")" = "$codename" ]; then echo "$rel"; fi
+    done
+}
+
+# The release a local cluster runs when none is named: the installed one, else
+# the one 'hack/install-deps' installs from this machine's suite.
+default_release() {
+    local rel
+    rel=$(host_release)
+    if [ -n "$rel" ]; then echo "$rel"; else suite_release; fi
 }

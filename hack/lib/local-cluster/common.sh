@@ -11,7 +11,9 @@ LC_SUBNET=${SLURM_JAIL_LOCAL_SUBNET:-10.213.57}
 LC_BRIDGE=${SLURM_JAIL_LOCAL_BRIDGE:-sjbr$(printf '%s' "$LC_STATE" | sha256sum | cut -c1-4)}
 # Debian's multiarch library directory name (x86_64-linux-gnu on amd64).
 # Exported, so that ns-init (which sources this file too) need not ask again.
-LC_MULTIARCH=${LC_MULTIARCH:-$(dpkg-architecture -qDEB_HOST_MULTIARCH)}
+# shellcheck source=hack/lib/debian-arch.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../debian-arch.sh"
+LC_MULTIARCH=${LC_MULTIARCH:-$(host_multiarch)}
 export LC_MULTIARCH
 # Slurm's PluginDir on Debian.
 LC_PLUGIN_DIR=/usr/lib/$LC_MULTIARCH/slurm-wlm
