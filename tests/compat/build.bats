@@ -18,9 +18,10 @@ setup_file() {
     [ "$(id -u)" -eq 0 ] || return 0        # the tests say why they skip
     local rel
     for rel in "${releases[@]}"; do
-        # Its own build directory per release, away from the host's build.
-        SLURM_JAIL_BUILD_DIR=$SLURM_JAIL_BUILD_DIR-compat \
-            "$SLURM_JAIL_ROOT/hack/build-release" "$rel" Release \
+        # The release's own build directory (build-REL), away from the
+        # host's build: the one 'local-cluster up --slurm REL' then builds
+        # its plugins in (e2e-releases.bats), so each release compiles once.
+        "$SLURM_JAIL_ROOT/hack/build-release" "$rel" Release \
             -DSLURM_JAIL_BUILD_BENCH=OFF -DSLURM_JAIL_BUILD_HEALTH=OFF \
             -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON -- --target "${targets[@]}" \
             >"$BATS_FILE_TMPDIR/build-$rel.log" 2>&1
@@ -34,7 +35,7 @@ setup() {
     [ "$(id -u)" -eq 0 ] || skip "needs root (a mount namespace per release root)"
 }
 
-build_dir() { echo "$SLURM_JAIL_BUILD_DIR-compat-$1"; }
+build_dir() { echo "$SLURM_JAIL_BUILD_DIR-$1"; }
 
 in_release() { # REL CMD...: CMD in that release's root, with the checkout and build bound
     local rel=$1
