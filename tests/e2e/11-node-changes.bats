@@ -73,16 +73,31 @@ node_jail_ns() {
     assert_output --partial SLURM_JAIL_VERSION=
 }
 
-# The machine's /etc/resolv.conf is node1's (and node2's) too.
+# The machine's /etc/resolv.conf is node1's (and node2's) too. On a plain
+# node an update renames a new file over it; in a container (podman,
+# Kubernetes) it is a bind mount of the runtime's file, which the runtime
+# rewrites in place (a rename over a mount point fails with EBUSY).
+resolv_conf_is_mounted() { in_node1 findmnt -rn --mountpoint /etc/resolv.conf >/dev/null; }
+
+# replace_resolv_conf FILE: FILE's content becomes /etc/resolv.conf's, as the
+# node's own updater would put it there.
+replace_resolv_conf() {
+    if resolv_conf_is_mounted; then
+        cat "$1" >/etc/resolv.conf
+    else
+        cp -p "$1" /etc/resolv.conf.e2e-new
+        mv -f /etc/resolv.conf.e2e-new /etc/resolv.conf
+    fi
+}
+
 restore_resolv_conf() {
-    cp -p "$BATS_TEST_TMPDIR/resolv.conf" /etc/resolv.conf.e2e-orig
-    mv -f /etc/resolv.conf.e2e-orig /etc/resolv.conf
+    replace_resolv_conf "$BATS_TEST_TMPDIR/resolv.conf"
     rm -f "$BATS_TEST_TMPDIR/resolv.conf"
 }
 
-@test "/etc/resolv.conf replaced by rename on the node: the next job sees the new file" {
-    if [ -L /etc/resolv.conf ] || in_node1 findmnt -rn --mountpoint /etc/resolv.conf >/dev/null; then
-        echo "this test renames a file over /etc/resolv.conf; here it is a link or a mount point" >&2
+@test "/etc/resolv.conf replaced on the node (renamed over, or rewritten where it is a mount): the next job sees the new file" {
+    if [ -L /etc/resolv.conf ]; then
+        echo "this test replaces /etc/resolv.conf; here it is a link to $(readlink /etc/resolv.conf)" >&2
         return 1
     fi
     local line="# e2e-resolv-$$"
@@ -90,9 +105,9 @@ restore_resolv_conf() {
     assert_success
     refute_output --partial "$line"
     cp -p /etc/resolv.conf "$BATS_TEST_TMPDIR/resolv.conf"
-    cp -p /etc/resolv.conf /etc/resolv.conf.e2e-new
-    echo "$line" >>/etc/resolv.conf.e2e-new
-    mv -f /etc/resolv.conf.e2e-new /etc/resolv.conf
+    cp -p /etc/resolv.conf "$BATS_TEST_TMPDIR/resolv.conf.new"
+    echo "$line" >>"$BATS_TEST_TMPDIR/resolv.conf.new"
+    replace_resolv_conf "$BATS_TEST_TMPDIR/resolv.conf.new"
     run ush "srun -N2 cat /etc/resolv.conf"
     assert_success
     assert_equal "$(grep -cxF "$line" <<<"$output")" 2

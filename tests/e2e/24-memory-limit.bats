@@ -33,11 +33,22 @@ setup() {
 
 # Slurm sets the limit on the job and step cgroups; the task's own cgroup
 # below them may show none, so the effective limit is the smallest on the path.
+# /sys/fs/cgroup/memory is the hierarchy's root on a plain node, and the
+# container's own cgroup in a container (mountinfo's root field says which):
+# the task's path is taken relative to it.
 @test "a jailed task's memory cgroup has the --mem limit" {
-    run ush "srun -w node1 --mem=64M sh -c 'cat $MARKER >/dev/null &&
-        d=/sys/fs/cgroup/memory\$(grep :memory: /proc/self/cgroup | cut -d: -f3) &&
-        while [ \$d != /sys/fs/cgroup/memory ]; do cat \$d/memory.limit_in_bytes; d=\${d%/*}; done |
-        sort -n | head -n1'"
+    local script=$HOST_HOME/e2e-mem-limit.sh
+    cat >"$script" <<'SCRIPT'
+#!/bin/sh
+cat /etc/slurm-jail-release >/dev/null || exit 1
+mnt=/sys/fs/cgroup/memory
+top=$(awk -v m="$mnt" '$5 == m { print $4 }' /proc/self/mountinfo)
+path=$(grep :memory: /proc/self/cgroup | cut -d: -f3)
+d=$mnt${path#"${top%/}"}
+while [ "$d" != "$mnt" ]; do cat "$d/memory.limit_in_bytes"; d=${d%/*}; done | sort -n | head -n1
+SCRIPT
+    chmod 0755 "$script"
+    run ush "srun -w node1 --mem=64M $HOME_IN_JAIL/e2e-mem-limit.sh"
     assert_success
     assert_output 67108864
 }
