@@ -8,6 +8,7 @@
 #include "sjail/sys/gpu_view.hpp"
 #include "sjail/sys/jail_probe.hpp"
 #include "sjail/sys/jail_view.hpp"
+#include "sjail/sys/ld_cache.hpp"
 #include "sjail/sys/node_role.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
@@ -200,6 +201,16 @@ void check_gpu(Run &run, std::vector<MountPoint> &points) {
     }
     for (auto &point : gpu_mount_points(plan, run.config)) {
         points.push_back(std::move(point));
+    }
+    // The plugin builds the jobs' loader cache with the node's ldconfig.
+    const std::string ldconfig = LoaderCacheRequest{}.ldconfig;
+    TrustedOpen program;
+    if (auto s = open_ldconfig_program(ldconfig, program); !s.ok()) {
+        run.problem("gpu=" + std::string(gpu_mode_name(run.config.gpu)) +
+                        ": every GPU node's step builds its loader cache with " + ldconfig +
+                        ", and " + s.message(),
+                    "reinstall the node's libc-bin (Debian, Ubuntu) or glibc (RHEL), or set "
+                    "gpu=off");
     }
 }
 

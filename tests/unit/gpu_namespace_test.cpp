@@ -6,6 +6,7 @@
 // view, a missing or unbindable driver fails closed, and the jail's files
 // never change.
 #include "gpu_sandbox.hpp"
+#include "gpu_step.hpp"
 #include "ldconfig_fixture.hpp"
 #include "sandbox.hpp"
 #include "sjail/core/ld_cache.hpp"
@@ -24,6 +25,9 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+using gpu_step::expect_driver;
+using gpu_step::kLib64;
+using gpu_step::run_as_step;
 using kit::in_child;
 using sjail::Config;
 
@@ -31,15 +35,15 @@ namespace {
 
 const std::string kJail = "/mnt/jail";
 const std::string kDriver = "/mnt/node/nvidia"; // the container toolkit's layout
-const std::string kLib64 = "/usr/local/nvidia/lib64";
 
 bool contains(const std::string &text, const std::string &part) {
     return text.find(part) != std::string::npos;
 }
 
-// The jail image's version-independent link, as images/jail/finalize-rootfs makes it.
-void add_nvidia_smi_link(const std::string &jail) {
-    fs::create_symlink("/usr/local/nvidia/bin/nvidia-smi", jail + "/usr/local/bin/nvidia-smi");
+// `text` at `path`, its directories made first.
+void write_at(const std::string &path, const std::string &text) {
+    fixture::make_dirs(fs::path(path).parent_path().string());
+    fixture::write_text(path, text);
 }
 
 // A sandbox node (sandbox::make_node) whose jail is ready for loader tests,
@@ -50,7 +54,7 @@ std::string make_gpu_node(Config &config, const std::string &version, sjail::Gpu
         return e;
     }
     gpu_sandbox::ready_jail(kJail);
-    add_nvidia_smi_link(kJail);
+    gpu_step::add_nvidia_smi_link(kJail);
     fixture::make_dirs(kDriver);
     if (!version.empty()) {
         gpu_sandbox::make_toolkit_root(kDriver, version);
@@ -58,61 +62,6 @@ std::string make_gpu_node(Config &config, const std::string &version, sjail::Gpu
     config.gpu = mode;
     config.gpu_driver_root = kDriver;
     config.gpu_mps_dir = "/mnt/node/nvidia-mps";
-    return "";
-}
-
-// Runs argv as a task of a step would: in a forked child that enters the
-// node's jail namespace (building it when needed), with a plain PATH.
-int run_as_step(const Config &config, const std::vector<std::string> &argv, std::string &output) {
-    std::vector<char *> args;
-    args.reserve(argv.size() + 1);
-    for (const auto &a : argv) {
-        args.push_back(const_cast<char *>(a.c_str()));
-    }
-    args.push_back(nullptr);
-    return fixture::run_capturing(
-        [&] {
-            if (auto s = sjail::enter_node_jail(config); !s.ok()) {
-                const std::string line = "ENTRY FAILED: " + s.message() + "\n";
-                [[maybe_unused]] const ssize_t n = ::write(1, line.data(), line.size());
-                ::_exit(125);
-            }
-            ::setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
-            ::unsetenv("LD_LIBRARY_PATH");
-            ::execvp(args[0], args.data());
-        },
-        output);
-}
-
-// What a job on this node sees of the driver, checked: both libraries by
-// name, a normally linked CUDA program and nvidia-smi on the PATH.
-std::string expect_driver(const Config &config, const std::string &version,
-                          const std::string &cuda) {
-    std::string out;
-    int status = run_as_step(config, {"fake_nvidia_dlopen_probe"}, out);
-    CHILD_EXPECT(status == 0);
-    CHILD_EXPECT(contains(out, "libcuda.so.1=" + kLib64 + "/libcuda.so.1 cuda=" + cuda));
-    CHILD_EXPECT(
-        contains(out, "libnvidia-ml.so.1=" + kLib64 + "/libnvidia-ml.so.1 driver=" + version));
-    status = run_as_step(config, {"fake_nvidia_cuda_probe"}, out);
-    CHILD_EXPECT(status == 0 && contains(out, "version=" + cuda + " libcuda=" + kLib64));
-    status = run_as_step(config, {"nvidia-smi"}, out);
-    CHILD_EXPECT(status == 0 && contains(out, "Driver Version: " + version));
-    return "";
-}
-
-std::string jail_changes(const std::map<std::string, std::string> &before) {
-    const auto after = gpu_sandbox::snapshot(kJail);
-    if (after.size() != before.size()) {
-        return "the jail has " + std::to_string(after.size()) + " entries, had " +
-               std::to_string(before.size());
-    }
-    for (const auto &[path, text] : before) {
-        auto it = after.find(path);
-        if (it == after.end() || it->second != text) {
-            return "jail changed: " + path;
-        }
-    }
     return "";
 }
 
@@ -141,7 +90,7 @@ TEST(GpuNamespace, AStepFindsTheNodesDriverByNameAndTheJailIsUntouched) {
                   if (auto e = expect_driver(config, "550.54.15", "12040"); !e.empty()) {
                       return e;
                   }
-                  if (auto e = jail_changes(before); !e.empty()) {
+                  if (auto e = gpu_step::jail_changes(kJail, before); !e.empty()) {
                       return e;
                   }
                   // What was bound is recorded, node-local, for the admin.
@@ -216,7 +165,7 @@ TEST(GpuNamespace, TwoNodesShareOneJailEachWithItsOwnDriver) {
                   if (auto e = expect_driver(one, "550.54.15", "12040"); !e.empty()) {
                       return "node 1 again: " + e;
                   }
-                  return jail_changes(before);
+                  return gpu_step::jail_changes(kJail, before);
               }),
               "");
 }
@@ -398,7 +347,7 @@ TEST(GpuNamespace, DaemonSocketDirectoriesNeedNoMountPointInTheJailWithRunNode) 
                   if (!seen.empty()) {
                       return seen;
                   }
-                  if (auto e = jail_changes(before); !e.empty()) {
+                  if (auto e = gpu_step::jail_changes(kJail, before); !e.empty()) {
                       return e;
                   }
                   CHILD_EXPECT(!fs::exists(kJail + "/run/nvidia-persistenced"));
@@ -409,4 +358,62 @@ TEST(GpuNamespace, DaemonSocketDirectoriesNeedNoMountPointInTheJailWithRunNode) 
                   return std::string();
               }),
               "");
+}
+
+// A jail built from a node image has the driver's graphics data files as
+// symlinks into the driver tree (Ubuntu's GPU images: EGL and Vulkan), or
+// a file of the wrong kind: each is optional, skipped with a note in
+// STATE/gpu and never followed, and steps enter with CUDA and NVML found,
+// with gpu=on as with gpu=auto.
+TEST(GpuNamespace, OptionalDataFilesWhoseMountPointIsASymlinkOrOfTheWrongKindAreSkipped) {
+    for (const auto mode : {sjail::GpuMode::On, sjail::GpuMode::Auto}) {
+        EXPECT_EQ(
+            in_child([mode] {
+                Config config;
+                if (auto e = make_gpu_node(config, "580.159.04", mode); !e.empty()) {
+                    return e;
+                }
+                const std::string egl = "/usr/share/glvnd/egl_vendor.d/10_nvidia.json";
+                const std::string vulkan = "/usr/share/vulkan/icd.d/nvidia_icd.json";
+                write_at(kDriver + "/share/glvnd/egl_vendor.d/10_nvidia.json", "egl");
+                write_at(kDriver + "/share/vulkan/icd.d/nvidia_icd.json", "vulkan");
+                write_at(kDriver + "/share/nvidia/nvoptix.bin", "optix");
+                fixture::make_dirs(kJail + "/usr/share/glvnd/egl_vendor.d");
+                fixture::make_dirs(kJail + "/usr/share/vulkan/icd.d");
+                // As the field's images have them: links into the driver tree,
+                // and one aimed at another file of the jail.
+                fs::create_symlink("/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json",
+                                   kJail + egl);
+                fixture::write_text(kJail + "/etc/shadow", "the jail's own");
+                gpu_step::add_cat(kJail);
+                fs::create_symlink("/etc/shadow", kJail + vulkan);
+                fs::remove(kJail + "/usr/share/nvidia/nvoptix.bin");
+                fixture::make_dirs(kJail + "/usr/share/nvidia/nvoptix.bin");
+                const auto before = gpu_sandbox::snapshot(kJail);
+                if (auto e = expect_driver(config, "580.159.04", "13000"); !e.empty()) {
+                    return e;
+                }
+                // Had the link been followed, the node's file would be there.
+                std::string out;
+                CHILD_EXPECT(run_as_step(config, {"cat", "/etc/shadow"}, out) == 0);
+                CHILD_EXPECT(out == "the jail's own");
+                if (auto e = gpu_step::jail_changes(kJail, before); !e.empty()) {
+                    return e;
+                }
+                const std::string report = kit::read_file(config.state_dir + "/gpu");
+                CHILD_EXPECT(contains(report, "note: skipped the node's " + kDriver +
+                                                  "/share/glvnd/egl_vendor.d/10_nvidia.json "
+                                                  "(optional): "));
+                CHILD_EXPECT(contains(report, "is a symlink"));
+                CHILD_EXPECT(contains(report, "if jobs need it, make " + vulkan +
+                                                  " in the jail image a root-owned file"));
+                CHILD_EXPECT(contains(report, "note: skipped the node's " + kDriver +
+                                                  "/share/nvidia/nvoptix.bin (optional): "));
+                CHILD_EXPECT(!contains(report, egl + " <- "));
+                CHILD_EXPECT(!contains(report, vulkan + " <- "));
+                return std::string();
+            }),
+            "")
+            << sjail::gpu_mode_name(mode);
+    }
 }

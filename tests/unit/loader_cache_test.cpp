@@ -94,7 +94,8 @@ std::string build_view(std::vector<std::string> &notes, const sjail::NodeDriver 
     if (auto s = sjail::open_root_owned_dir(kJail, jail); !s.ok()) {
         return "jail: " + s.message();
     }
-    if (auto s = sjail::mount_driver_view(jail.get(), plan, driver, notes); !s.ok()) {
+    std::vector<std::size_t> skipped;
+    if (auto s = sjail::mount_driver_view(jail.get(), plan, driver, notes, skipped); !s.ok()) {
         return "mount: " + s.message();
     }
     auto r = request();
@@ -392,6 +393,49 @@ TEST(LoaderCache, AHangingOrFailingLdconfigIsNamed) {
                                          "file"));
                 CHILD_EXPECT(!fs::exists(kCache));
                 return std::string();
+            }),
+        "");
+}
+
+// Ubuntu's /sbin/ldconfig is a shell script running /sbin/ldconfig.real.
+// Root runs the ELF program beside it and never the script; with no program
+// beside it, the build stops naming both and the fix.
+TEST(LoaderCache, UbuntusLdconfigWrapperIsNeverRunTheProgramBesideItIs) {
+    EXPECT_EQ(
+        on_gpu_node(
+            "550.54.15",
+            [] {
+                fixture::make_dirs("/mnt/node/sbin");
+                fixture::write_text("/mnt/node/sbin/ldconfig",
+                                    "#!/bin/sh\ntouch /mnt/node/wrapper-ran\n"
+                                    "exec /mnt/node/sbin/ldconfig.real \"$@\"\n");
+                ::chmod("/mnt/node/sbin/ldconfig", 0755);
+                return as_builder([] {
+                    std::vector<std::string> notes;
+                    auto r = request();
+                    r.ldconfig = "/mnt/node/sbin/ldconfig";
+                    const std::string refused = build_error(r);
+                    CHILD_EXPECT(contains(refused, "/mnt/node/sbin/ldconfig is a script"));
+                    CHILD_EXPECT(contains(refused, "/mnt/node/sbin/ldconfig.real, is missing"));
+                    CHILD_EXPECT(!fs::exists(kCache));
+                    fs::copy_file("/sbin/ldconfig", "/mnt/node/sbin/ldconfig.real");
+                    sjail::NodeDriver driver;
+                    if (auto e = discover(driver); !e.empty()) {
+                        return e;
+                    }
+                    sjail::DriverPlan plan;
+                    Fd jail;
+                    CHILD_EXPECT(sjail::plan_driver_view(driver.files, {}, plan).ok());
+                    CHILD_EXPECT(sjail::open_root_owned_dir(kJail, jail).ok());
+                    std::vector<std::size_t> skipped;
+                    CHILD_EXPECT(
+                        sjail::mount_driver_view(jail.get(), plan, driver, notes, skipped).ok());
+                    r.first_dirs = plan.library_dirs;
+                    CHILD_EXPECT(build_error(r).empty());
+                    CHILD_EXPECT(fs::exists(kCache));
+                    CHILD_EXPECT(!fs::exists("/mnt/node/wrapper-ran"));
+                    return std::string();
+                });
             }),
         "");
 }

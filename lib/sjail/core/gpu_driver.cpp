@@ -456,6 +456,14 @@ Status plan_driver_view(const std::vector<DriverFile> &files, const DriverView &
     return {};
 }
 
+std::string unusable_mount_point_note(const DriverBind &bind, const DriverFile &file,
+                                      std::string_view why) {
+    const bool dir = file.kind == DriverFileKind::IpcDir;
+    return "skipped the node's " + file.node_path + " (optional): " + std::string(why) +
+           "; if jobs need it, make " + bind.target + " in the jail image a root-owned " +
+           (dir ? "directory" : "file") + " (mode 0755 or 0644), not a symlink";
+}
+
 std::string identity_stamp_line(std::string_view label, const FileIdentity &id) {
     return std::string(label) + " dev=" + std::to_string(id.dev) +
            " ino=" + std::to_string(id.ino) + " size=" + std::to_string(id.size) +

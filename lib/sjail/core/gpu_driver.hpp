@@ -198,6 +198,11 @@ struct DriverBind {
     bool operator==(const DriverBind &) const = default;
 };
 
+// The note for a bind outside the tree whose mount point in the jail cannot
+// be used (`why`: a symlink, the wrong kind, not root's), with the fix.
+std::string unusable_mount_point_note(const DriverBind &bind, const DriverFile &file,
+                                      std::string_view why);
+
 struct DriverLink {
     std::string path;   // "/usr/local/nvidia/lib64/libcuda.so.1"
     std::string target; // "libcuda.so.580.159.04" (same directory)

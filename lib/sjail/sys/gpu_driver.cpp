@@ -624,7 +624,7 @@ Status discover_node_driver(const DriverSearch &search, NodeDriver &out) {
 }
 
 Status mount_driver_view(int view_root, const DriverPlan &plan, const NodeDriver &driver,
-                         std::vector<std::string> &notes) {
+                         std::vector<std::string> &notes, std::vector<std::size_t> &skipped) {
     if (driver.files.size() != driver.fds.size()) {
         return Status::failure("internal: driver files and fds differ in number");
     }
@@ -644,7 +644,8 @@ Status mount_driver_view(int view_root, const DriverPlan &plan, const NodeDriver
     if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &ro, sizeof(ro)) != 0) {
         return Status::from_errno("making the driver tree read-only");
     }
-    for (const auto &bind : plan.binds) {
+    for (std::size_t i = 0; i < plan.binds.size(); ++i) {
+        const auto &bind = plan.binds[i];
         if (bind.in_tree) {
             continue;
         }
@@ -653,11 +654,16 @@ Status mount_driver_view(int view_root, const DriverPlan &plan, const NodeDriver
             file.kind == DriverFileKind::IpcDir ? TargetType::Directory : TargetType::File;
         if (missing_in_view(view_root, bind.target)) {
             notes.push_back(bind.missing_note);
+            skipped.push_back(i);
             continue;
         }
+        // Optional: a mount point that is a symlink, of the wrong kind or
+        // not root's is skipped, never followed.
         Fd point;
         if (auto s = open_mount_target(view_root, bind.target, type, point); !s.ok()) {
-            return s;
+            notes.push_back(unusable_mount_point_note(bind, file, s.message()));
+            skipped.push_back(i);
+            continue;
         }
         Fd reopened;
         int source = -1;

@@ -100,13 +100,14 @@ std::string file_line(const DriverFile &file, const DriverBind &bind) {
 }
 
 std::string report(const Config &config, const NodeDriver &driver, const DriverPlan &plan,
-                   const std::vector<std::string> &notes, double cache_ms) {
+                   const std::vector<std::string> &notes, const std::vector<std::size_t> &skipped,
+                   double cache_ms) {
     std::string text = "gpu=" + std::string(gpu_mode_name(config.gpu)) + ": NVIDIA driver " +
                        driver.version + " found under " + driver.root + ", bound at " + plan.tree +
                        "\n";
-    for (const auto &bind : plan.binds) {
-        if (std::find(notes.begin(), notes.end(), bind.missing_note) == notes.end()) {
-            text += file_line(driver.files.at(bind.file), bind);
+    for (std::size_t i = 0; i < plan.binds.size(); ++i) {
+        if (std::find(skipped.begin(), skipped.end(), i) == skipped.end()) {
+            text += file_line(driver.files.at(plan.binds[i].file), plan.binds[i]);
         }
     }
     char ms[32];
@@ -197,7 +198,8 @@ Status mount_node_gpu(const Config &config, int view, const NodeDriver &driver) 
         return with_context(s);
     }
     std::vector<std::string> notes = driver.notes;
-    if (auto s = mount_driver_view(view, plan, driver, notes); !s.ok()) {
+    std::vector<std::size_t> skipped;
+    if (auto s = mount_driver_view(view, plan, driver, notes, skipped); !s.ok()) {
         return with_context(s);
     }
     const auto started = std::chrono::steady_clock::now();
@@ -209,7 +211,8 @@ Status mount_node_gpu(const Config &config, int view, const NodeDriver &driver) 
     if (auto s = bind_loader_cache(view, cache_path(config)); !s.ok()) {
         return with_context(s);
     }
-    return write_file_atomically(report_path, report(config, driver, plan, notes, took.count()));
+    return write_file_atomically(report_path,
+                                 report(config, driver, plan, notes, skipped, took.count()));
 }
 
 } // namespace sjail

@@ -3,6 +3,7 @@
 
 #include "sjail/core/arch.hpp"
 #include "sjail/core/ld_so_conf.hpp"
+#include "sjail/core/ldconfig_program.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "sjail/sys/cached_stat.hpp"
 #include "sjail/sys/child_process.hpp"
@@ -351,8 +352,8 @@ Status run_ldconfig(const LoaderCacheRequest &request, int view, int work) {
         return s;
     }
     TrustedOpen exe;
-    if (auto s = open_trusted_on_node(request.ldconfig, TrustedKind::File, exe); !s.ok()) {
-        return Status::failure("ldconfig " + request.ldconfig + ": " + s.message());
+    if (auto s = open_ldconfig_program(request.ldconfig, exe); !s.ok()) {
+        return s;
     }
     std::vector<std::string> args = {
         "ldconfig",       "-X", "-i", "-r", request.view_root, "-C", "/tmp/ld.so.cache", "-f",
@@ -436,6 +437,33 @@ Status check_request(const LoaderCacheRequest &r) {
 }
 
 } // namespace
+
+Status open_ldconfig_program(const std::string &configured, TrustedOpen &exe) {
+    std::string script;
+    for (const auto &path : ldconfig_candidates(configured)) {
+        TrustedOpen file;
+        if (auto s = open_trusted_on_node(path, TrustedKind::File, file, true); !s.ok()) {
+            if (file.missing && path != configured) {
+                continue;
+            }
+            return Status::failure("ldconfig " + path + ": " + s.message());
+        }
+        char head[4] = {};
+        const ssize_t n = ::pread(file.fd.get(), head, sizeof(head), 0);
+        if (n < 0) {
+            return Status::from_errno("read ldconfig " + file.shown);
+        }
+        const auto kind = program_kind(std::string_view(head, static_cast<std::size_t>(n)));
+        if (kind == ProgramKind::Elf) {
+            exe = std::move(file);
+            return {};
+        }
+        if (kind == ProgramKind::Script && script.empty()) {
+            script = file.shown;
+        }
+    }
+    return Status::failure(no_ldconfig_program_message(configured, script));
+}
 
 Status check_loader_inputs(int view_root, const std::vector<std::string> &first_dirs,
                            std::vector<std::string> *dirs_checked) {

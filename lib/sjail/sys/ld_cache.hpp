@@ -8,6 +8,7 @@
 
 #include "sjail/core/ld_cache.hpp"
 #include "sjail/core/status.hpp"
+#include "sjail/sys/trusted_path.hpp"
 
 #include <string>
 #include <vector>
@@ -27,11 +28,18 @@ struct LoaderCacheRequest {
     // The node-local file to write. Its directory must be root-owned and
     // closed to group and others; a work directory OUTPUT.work is made beside it.
     std::string output;
-    // The node's ldconfig. Debian's is statically linked, so it runs the
-    // same whatever the jail holds.
+    // The node's ldconfig (open_ldconfig_program: Ubuntu's wrapper script
+    // gives way to the ELF ldconfig.real beside it). glibc's is statically
+    // linked, so it runs the same whatever the jail holds.
     std::string ldconfig = "/sbin/ldconfig";
     int time_limit_ms = 30000;
 };
+
+// The node's ldconfig program, opened for reading (to be run with fexecve):
+// `configured` when it is an ELF program, else `configured`.real when that is
+// one (Ubuntu's /sbin/ldconfig is a shell script around /sbin/ldconfig.real).
+// A script is never run. Root-owned and closed to others, as open_trusted.
+Status open_ldconfig_program(const std::string &configured, TrustedOpen &exe);
 
 // What ldconfig would read in the view: /etc, /etc/ld.so.conf and every file
 // it includes, every directory they list, the built-in /lib, /usr/lib and
