@@ -315,9 +315,15 @@ void delete_stale_jobs() {
 
 // The job ended on this node (SPANK's job epilog, or job_container).
 int delete_job(uint32_t job) {
-    if (Status s = sjail::delete_job_namespace(g.config, job); !s.ok()) {
+    std::string left_behind;
+    if (Status s = sjail::delete_job_namespace(g.config, job, &left_behind); !s.ok()) {
         slurm_error("chroot: job %u: deleting its namespaces: %s", job, s.message().c_str());
         return -1;
+    }
+    if (!left_behind.empty()) {
+        slurm_info("chroot: job %u: its job_tmp= directory is left for the next cleanup "
+                   "(slurmd's start): %s",
+                   job, left_behind.c_str());
     }
     return 0;
 }

@@ -85,6 +85,30 @@ SCRIPT
     assert_output 0
 }
 
+# A job whose /tmp holds a tree deeper than a remover could hold open one
+# directory at a time (each level closed to its owner's group and others):
+# its end removes it, the epilog does not fail and the node is not drained.
+@test "job_tmp=DIR: a tree 5000 directories deep goes with the job, and the node stays up" {
+    cat >"$HOST_HOME/$T/deep.sh" <<'SCRIPT'
+#!/bin/bash
+cd /tmp || exit 1
+for i in $(seq 5000); do mkdir -m 0700 d && cd d && echo "$i" >f || exit 1; done
+echo ready
+SCRIPT
+    chown "$TEST_UID:$TEST_UID" "$HOST_HOME/$T/deep.sh"
+    chmod 0755 "$HOST_HOME/$T/deep.sh"
+    run ush "sbatch --parsable -w node1 -o $T/job.out $T/deep.sh"
+    assert_success
+    local job=$output
+    wait_until 60 grep -q ready "$HOST_HOME/$T/job.out"
+    wait_until 30 test ! -e "$(job_state_dir node1 "$job")"
+    wait_until 30 test ! -e "$(host_job_tmp node1)/job-$job"
+    # A failed epilog ("Epilog error") would drain the node.
+    wait_until 20 bash -c "'$LC' run -- sinfo -h -n node1 -o %t | grep -qx idle"
+    run ush "scontrol show node node1"
+    refute_output --partial "Reason="
+}
+
 @test "job_tmp=DIR: what a crashed node left in DIR goes when slurmd starts" {
     # As a node crash leaves it: a job's directory, full of the user's
     # files, without any state of the job.

@@ -7,14 +7,18 @@
 namespace {
 
 // A real line's shape: 52 fields, the command name with a space and ')'.
-std::string stat_line(const std::string &comm) {
-    std::string line = "4242 (" + comm + ") S";
+// `state` is field 3, `exit_code` field 52.
+std::string stat_line(const std::string &comm, const std::string &state = "S",
+                      long exit_code = 52) {
+    std::string line = "4242 (" + comm + ") ";
+    line += state;
     for (int field = 4; field <= 52; ++field) {
         // Appended in place: GCC 12 at -O3 reports a false -Wrestrict
         // inside std::string for `" " + std::to_string(...)`.
         line += ' ';
         line += std::to_string(field == 48   ? 140737488347000
                                : field == 49 ? 140737488347040
+                               : field == 52 ? exit_code
                                              : field);
     }
     return line + "\n";
@@ -98,4 +102,16 @@ TEST(JobLayout, JobWatchWithoutAnExternStepWaitsOutPausesBetweenSteps) {
     EXPECT_TRUE(watch.gone(t0 + std::chrono::minutes(30) + W::kUncontainedGrace));
     // A job never seen at all goes too.
     EXPECT_TRUE(W(t0).gone(t0 + W::kUncontainedGrace));
+}
+
+TEST(JobLayout, AnEndedProcessAndHowItEndedFromItsStat) {
+    EXPECT_FALSE(sjail::has_ended_in_stat(stat_line("sjail-job-init")));
+    EXPECT_TRUE(sjail::has_ended_in_stat(stat_line("sjail-job-init", "Z", 9)));
+    EXPECT_TRUE(sjail::has_ended_in_stat(stat_line("a) Z (b", "X")));
+    EXPECT_FALSE(sjail::has_ended_in_stat(stat_line("a) Z (b", "R")));
+    EXPECT_EQ(sjail::exit_code_of_stat(stat_line("x", "Z", 9)), 9);
+    EXPECT_EQ(sjail::exit_code_of_stat(stat_line("x", "Z", 256)), 256);
+    EXPECT_EQ(sjail::exit_code_of_stat("4242 (x) Z 1 2"), std::nullopt);
+    EXPECT_EQ(sjail::how_it_ended(9), "killed by signal 9 (SIGKILL)");
+    EXPECT_EQ(sjail::how_it_ended(256), "exited with status 1");
 }

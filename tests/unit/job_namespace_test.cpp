@@ -319,6 +319,39 @@ TEST(JobNamespace, DeleteEndsTheJobsProcessesAndLeavesNothing) {
               "");
 }
 
+// The job's init killed under it (by hand, or by the OOM killer): its next
+// step fails with one line that says so and what to do, and the job's
+// leftovers (namespace files, state) go. A step into the dead PID namespace
+// would fail with "fork: Cannot allocate memory", which names nothing.
+TEST(JobNamespace, AStepAfterTheJobsInitWasKilledFailsWithOneLineAndTheLeftoversGo) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  constexpr std::uint32_t kJob = 21;
+                  CHILD_EXPECT(as_task(config, kJob, [] { return std::string(); }).empty());
+                  const auto paths = sjail::job_paths(config.state_dir, kJob);
+                  const pid_t init = std::stoi(kit::read_file(paths.init));
+                  CHILD_EXPECT(::kill(init, SIGKILL) == 0);
+                  // Until it is reaped, a killed process is a zombie in /proc.
+                  for (int i = 0; i < 50; ++i) {
+                      const std::string stat =
+                          kit::read_file("/proc/" + std::to_string(init) + "/stat");
+                      if (stat.empty() || stat.find(") Z ") != std::string::npos) {
+                          break;
+                      }
+                      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                  }
+                  const std::string r = as_task(config, kJob, [] { return std::string(); });
+                  CHILD_EXPECT(r.find("step: job 21 ended on this node before this step: its "
+                                      "init (pid " +
+                                      std::to_string(init) + ")") == 0);
+                  CHILD_EXPECT(r.find("Requeue or resubmit the job") != std::string::npos);
+                  CHILD_EXPECT(r.find("Cannot allocate memory") == std::string::npos);
+                  CHILD_EXPECT(::access(paths.dir.c_str(), F_OK) != 0);
+                  CHILD_EXPECT(kit::mounts_below(sjail::jobs_dir(config.state_dir)).empty());
+                  return std::string();
+              }),
+              "");
+}
+
 TEST(JobNamespace, StaleJobsAreDeletedLiveOnesKept) {
     EXPECT_EQ(on_node([](Config &config) {
                   // Job 3: made, then its step is gone (as after slurmstepd was killed).

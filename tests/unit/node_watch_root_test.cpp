@@ -5,6 +5,7 @@
 // unmounted, mounted over or replaced by rename, other settings, a step in
 // another mount namespace, queues that are gone, recheck=0.
 #include "sandbox.hpp"
+#include "sjail/core/node_watch.hpp"
 #include "sjail/sys/job_namespace.hpp"
 #include "sjail/sys/node_namespace.hpp"
 #include "sjail/sys/node_watch.hpp"
@@ -12,8 +13,11 @@
 #include "sjail/sys/step_entry.hpp"
 
 #include <cstdio>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/fanotify.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -309,6 +313,45 @@ TEST(NodeWatchRoot, TheLastAnswerDroppedSendsTheNextStepToTheServer) {
                   CHILD_EXPECT(::unlink(memo.c_str()) == 0);
                   CHILD_EXPECT(step(config) == "checked");
                   CHILD_EXPECT(!sjail::read_small_file(memo).empty()); // asked again
+                  return std::string();
+              }),
+              "");
+}
+
+// A token whose pid now names another process (a pid reused within the
+// token's life) holding an inotify and a fanotify instance at the same
+// numbers, as any user can make them, but watching no mount namespace: its
+// empty queues must not stand in for slurmd's.
+TEST(NodeWatchRoot, AReusedPidHoldingLookalikeQueuesIsNotTrusted) {
+    EXPECT_EQ(with_watch([](Config &config) {
+                  CHILD_EXPECT(armed_after_steps(config));
+                  const std::string armed = config.state_dir + "/armed";
+                  auto token = sjail::parse_armed_token(sjail::read_small_file(armed));
+                  CHILD_EXPECT(token.has_value());
+                  int ready[2];
+                  int done[2];
+                  CHILD_EXPECT(::pipe(ready) == 0 && ::pipe(done) == 0);
+                  const pid_t impostor = ::fork();
+                  if (impostor == 0) {
+                      const int in = ::inotify_init1(0);
+                      const int fan = ::fanotify_init(FAN_CLASS_NOTIF, O_RDONLY);
+                      const bool ok = in >= 0 && fan >= 0 &&
+                                      ::dup2(in, token->watch.inotify_fd) >= 0 &&
+                                      ::dup2(fan, token->watch.fanotify_fd) >= 0;
+                      (void)!::write(ready[1], ok ? "y" : "n", 1);
+                      char c = 0;
+                      (void)!::read(done[0], &c, 1);
+                      ::_exit(0);
+                  }
+                  char c = 0;
+                  CHILD_EXPECT(::read(ready[0], &c, 1) == 1 && c == 'y');
+                  token->watch.pid = impostor;
+                  CHILD_EXPECT(
+                      sjail::write_file_atomically(armed, sjail::format_armed_token(*token)).ok());
+                  const std::string how = step(config);
+                  (void)!::write(done[1], "x", 1);
+                  ::waitpid(impostor, nullptr, 0);
+                  CHILD_EXPECT(how == "checked");
                   return std::string();
               }),
               "");

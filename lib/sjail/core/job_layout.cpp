@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
+#include <sys/wait.h>
 
 namespace sjail {
 namespace {
@@ -62,8 +64,8 @@ std::optional<InitId> parse_init_id(std::string_view text) {
 
 namespace {
 
-// Field `wanted` (3 or more) of a /proc/PID/stat line.
-std::optional<std::uint64_t> stat_field(std::string_view stat, int wanted) {
+// Field `wanted` (3 or more) of a /proc/PID/stat line, as text.
+std::optional<std::string_view> stat_word(std::string_view stat, int wanted) {
     const auto close = stat.rfind(')');
     if (close == std::string_view::npos || wanted < 3) {
         return std::nullopt;
@@ -78,17 +80,45 @@ std::optional<std::uint64_t> stat_field(std::string_view stat, int wanted) {
         rest = rest.substr(start);
         const auto end = std::min(rest.find_first_of(" \n"), rest.size());
         if (field == wanted) {
-            return number<std::uint64_t>(rest.substr(0, end));
+            return rest.substr(0, end);
         }
         rest = rest.substr(end);
     }
     return std::nullopt;
 }
 
+std::optional<std::uint64_t> stat_field(std::string_view stat, int wanted) {
+    const auto word = stat_word(stat, wanted);
+    return word ? number<std::uint64_t>(*word) : std::nullopt;
+}
+
 } // namespace
 
 std::optional<std::uint64_t> start_time_of_stat(std::string_view stat) {
     return stat_field(stat, 22);
+}
+
+bool has_ended_in_stat(std::string_view stat) {
+    const auto state = stat_word(stat, 3);
+    return state && (*state == "Z" || *state == "X");
+}
+
+std::optional<int> exit_code_of_stat(std::string_view stat) {
+    const auto code = stat_field(stat, 52);
+    if (!code || *code > 0xffff) {
+        return std::nullopt;
+    }
+    return static_cast<int>(*code);
+}
+
+std::string how_it_ended(int wait_status) {
+    if (WIFSIGNALED(wait_status)) {
+        const int sig = WTERMSIG(wait_status);
+        const char *name = ::sigabbrev_np(sig);
+        return "killed by signal " + std::to_string(sig) +
+               (name != nullptr ? " (SIG" + std::string(name) + ")" : std::string());
+    }
+    return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
 }
 
 std::optional<ArgArea> arg_area_of_stat(std::string_view stat) {

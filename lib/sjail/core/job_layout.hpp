@@ -56,6 +56,19 @@ std::optional<InitId> parse_init_id(std::string_view text);
 // may hold spaces and parentheses, so fields are counted after its last ')'.
 std::optional<std::uint64_t> start_time_of_stat(std::string_view stat);
 
+// Whether a /proc/PID/stat line is of a process that has ended and waits to
+// be reaped (state Z or X). A job's init in that state has taken its PID
+// namespace with it: no process can be born there any more.
+bool has_ended_in_stat(std::string_view stat);
+
+// Field 52 (exit_code, Linux 3.5 and later) of an ended process's stat line:
+// how it ended, as waitpid(2) reports it.
+std::optional<int> exit_code_of_stat(std::string_view stat);
+
+// A waitpid(2) status in words: "killed by signal 9 (SIGKILL)", "exited with
+// status 1".
+std::string how_it_ended(int wait_status);
+
 // Where a process's command line lies in its memory: arg_start and arg_end,
 // fields 48 and 49 of /proc/PID/stat. A forked init overwrites it so that it
 // is not shown (and not taken) for the daemon it was forked from.

@@ -39,10 +39,30 @@ std::optional<InitId> read_init(const JobPaths &paths) {
     return parse_init_id(read_small_file(paths.init));
 }
 
+// Running, and not ended: a killed init that waits to be reaped is still in
+// /proc with its start time, but its PID namespace takes no process (a fork
+// into it fails with ENOMEM).
 bool is_running(const InitId &id) {
-    const auto start =
-        start_time_of_stat(read_small_file("/proc/" + std::to_string(id.pid) + "/stat"));
-    return start && *start == id.start_time;
+    const std::string stat = read_small_file("/proc/" + std::to_string(id.pid) + "/stat");
+    const auto start = start_time_of_stat(stat);
+    return start && *start == id.start_time && !has_ended_in_stat(stat);
+}
+
+// How the job's recorded init ended, when it has (an ended process that
+// waits to be reaped tells): "" while it runs or when nothing was recorded.
+std::string how_the_init_ended(const JobPaths &paths) {
+    const auto init = read_init(paths);
+    if (!init || is_running(*init)) {
+        return "";
+    }
+    const std::string stat = read_small_file("/proc/" + std::to_string(init->pid) + "/stat");
+    const auto start = start_time_of_stat(stat);
+    const auto code = exit_code_of_stat(stat);
+    std::string how = "its init (pid " + std::to_string(init->pid) + ")";
+    if (start && *start == init->start_time && code) {
+        return how + " was " + how_it_ended(*code);
+    }
+    return how + " is gone";
 }
 
 std::optional<InitId> identify(pid_t pid) {
@@ -630,7 +650,9 @@ Status remove_job_tmp(const Config &config, std::uint32_t job) {
 }
 
 // With the job's lock held and its init gone: its namespace files, its
-// job_tmp= directory and its state directory go.
+// job_tmp= directory and its state directory go. A job_tmp= directory that
+// stays is an orphan then (orphaned_job_tmp_dirs): the returned status says
+// why it stayed.
 Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths, OwnMounts &own) {
     drop_namespaces(paths, own);
     for (const auto *path :
@@ -721,6 +743,19 @@ Status make_or_refresh(const Config &config, const NodeNamespace &node, std::uin
                        const JobPaths &paths, std::string &made_from, OwnMounts &own) {
     JobNamespace current;
     if (!open_existing(paths, current, &made_from)) {
+        struct stat st {};
+        const std::string ended = how_the_init_ended(paths);
+        if (::lstat(paths.ready.c_str(), &st) == 0 && !ended.empty()) {
+            // Made, and its init ended under it (killed by hand or by the
+            // OOM killer): every process of the job and its /tmp went too.
+            const Status tmp = remove_job(config, job, paths, own);
+            return Status::failure(
+                "job " + std::to_string(job) + " ended on this node before this step: " + ended +
+                ", and with it the job's processes and its /tmp; its namespaces were deleted" +
+                (tmp.ok() ? ""
+                          : " (its job_tmp= directory is left for later: " + tmp.message() + ")") +
+                ". Requeue or resubmit the job; the node's kernel log names an OOM kill");
+        }
         return make_job(config, node, job, paths, own);
     }
     if (made_from != node.stamp) {
@@ -793,7 +828,7 @@ Status open_job_namespace(const Config &config, const NodeNamespace &node, std::
     return {};
 }
 
-Status delete_job_namespace(const Config &config, std::uint32_t job) {
+Status delete_job_namespace(const Config &config, std::uint32_t job, std::string *left_behind) {
     const JobPaths paths = job_paths(config.state_dir, job);
     Fd lock;
     bool held = false;
@@ -804,9 +839,12 @@ Status delete_job_namespace(const Config &config, std::uint32_t job) {
         kill_init(*init);
     }
     OwnMounts own;
-    Status removed = remove_job(config, job, paths, own);
+    const Status tmp_removed = remove_job(config, job, paths, own);
     own.let_through(config);
-    return removed;
+    if (!tmp_removed.ok() && left_behind != nullptr) {
+        *left_behind = tmp_removed.message();
+    }
+    return {};
 }
 
 std::vector<std::uint32_t> delete_stale_jobs(const Config &config) {

@@ -53,8 +53,12 @@ std::vector<std::uint32_t> running_jobs(const Config &config);
 
 // Ends the job on this node: its init is killed, and with it every process
 // still in the job; its namespaces are dropped and its private /tmp removed.
-// Deleting a job that has nothing on the node is not an error.
-Status delete_job_namespace(const Config &config, std::uint32_t job);
+// Deleting a job that has nothing on the node is not an error. A job_tmp=
+// directory that cannot be removed now (a mount a user cannot make, a file
+// system error) does not fail the deletion: it is left for the next pass
+// of delete_stale_jobs, and `left_behind` says why.
+Status delete_job_namespace(const Config &config, std::uint32_t job,
+                            std::string *left_behind = nullptr);
 
 // Deletes the namespaces of every job that has no process left on this node
 // (after slurmd or slurmstepd was killed). Returns the jobs deleted.

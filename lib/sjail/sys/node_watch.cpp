@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/sys/node_watch.hpp"
 
+#include "sjail/core/job_layout.hpp"
+
 #include "sjail/core/mount_plan.hpp"
 #include "sjail/core/node_stamp.hpp"
 #include "sjail/core/node_watch.hpp"
@@ -120,18 +122,6 @@ struct Queues {
     Fd fanotify;
 };
 
-bool open_queues(const WatchRecord &record, Queues &out) {
-    const Fd slurmd(static_cast<int>(::syscall(SYS_pidfd_open, record.pid, 0)));
-    if (!slurmd.valid()) {
-        return false;
-    }
-    out.inotify.reset(
-        static_cast<int>(::syscall(SYS_pidfd_getfd, slurmd.get(), record.inotify_fd, 0)));
-    out.fanotify.reset(
-        static_cast<int>(::syscall(SYS_pidfd_getfd, slurmd.get(), record.fanotify_fd, 0)));
-    return out.inotify.valid() && out.fanotify.valid();
-}
-
 std::string link_of(const std::string &path) {
     std::array<char, 128> target{};
     const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
@@ -152,19 +142,20 @@ bool holds_queues(std::int64_t pid, const WatchRecord &record) {
                std::string::npos;
 }
 
-// When the process started (clock ticks since boot; 0 when unknown).
-std::uint64_t start_time_of(std::int64_t pid) {
-    const std::string stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");
-    const std::size_t after_name = stat.rfind(')');
-    if (after_name == std::string::npos) {
-        return 0;
+// Takes the queues from the process `record` names, once it is checked to
+// hold them: a pid reused within the token's life (a user's process with an
+// inotify and a fanotify instance at those numbers) is refused. Checked after
+// the pidfd pins the process: if that one ended meanwhile, pidfd_getfd fails.
+bool open_queues(const WatchRecord &record, Queues &out) {
+    const Fd slurmd(static_cast<int>(::syscall(SYS_pidfd_open, record.pid, 0)));
+    if (!slurmd.valid() || !holds_queues(record.pid, record)) {
+        return false;
     }
-    // Fields after the name: state is field 3; starttime is field 22.
-    std::size_t at = after_name + 1;
-    for (int field = 3; field <= 22 && at != std::string::npos; ++field) {
-        at = stat.find(' ', at + 1);
-    }
-    return at == std::string::npos ? 0 : std::strtoull(stat.c_str() + at + 1, nullptr, 10);
+    out.inotify.reset(
+        static_cast<int>(::syscall(SYS_pidfd_getfd, slurmd.get(), record.inotify_fd, 0)));
+    out.fanotify.reset(
+        static_cast<int>(::syscall(SYS_pidfd_getfd, slurmd.get(), record.fanotify_fd, 0)));
+    return out.inotify.valid() && out.fanotify.valid();
 }
 
 // The process that holds slurmd's queues now: the one that opened them, or,
@@ -179,7 +170,9 @@ std::optional<std::int64_t> find_holder(const WatchRecord &record) {
     std::uint64_t oldest_start = 0;
     for_each_process([&](std::int64_t pid, const std::string & /*dir*/) {
         if (holds_queues(pid, record)) {
-            const std::uint64_t start = start_time_of(pid);
+            const std::uint64_t start =
+                start_time_of_stat(read_small_file("/proc/" + std::to_string(pid) + "/stat"))
+                    .value_or(0);
             if (!oldest || start < oldest_start) {
                 oldest = pid;
                 oldest_start = start;

@@ -12,61 +12,92 @@
 namespace sjail {
 namespace {
 
-constexpr int kMaxDepth = 4096;
+// How many directory levels are held open at once. A directory deeper than
+// this is moved up to the top of the tree (renameat between two held
+// directory fds) and removed from there later, so any depth a user makes
+// costs at most this many file descriptors and this much stack.
+constexpr int kHeldLevels = 32;
 
-Status remove_contents(int dir_fd, dev_t dev, const std::string &shown, int depth);
+struct Removal {
+    int top = -1;                      // the tree's top directory
+    dev_t dev = 0;                     // the filesystem it must not leave
+    std::string shown;                 // its path, for messages
+    std::vector<std::string> deferred; // directories moved up to `top`
+    unsigned moved = 0;                // names given so far
+    Status first_error;                // removal goes on past an error
+};
 
-Status remove_entry(int dir_fd, const char *name, dev_t dev, const std::string &shown, int depth) {
-    struct stat st {};
-    if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        return errno == ENOENT ? Status() : Status::from_errno("stat " + shown + "/" + name);
+void note_error(Removal &r, const Status &s) {
+    if (r.first_error.ok()) {
+        r.first_error = s;
     }
-    if (!S_ISDIR(st.st_mode)) {
-        if (::unlinkat(dir_fd, name, 0) != 0 && errno != ENOENT) {
-            return Status::from_errno("unlink " + shown + "/" + name);
-        }
-        return {};
-    }
-    if (st.st_dev != dev) {
-        return Status::failure(shown + "/" + name + " is a mount point; not removing through it");
-    }
-    Fd sub(::openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!sub.valid()) {
-        return Status::from_errno("open " + shown + "/" + name);
-    }
-    if (auto s = remove_contents(sub.get(), dev, shown + "/" + name, depth + 1); !s.ok()) {
-        return s;
-    }
-    if (::unlinkat(dir_fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT) {
-        return Status::from_errno("rmdir " + shown + "/" + name);
-    }
-    return {};
 }
 
-Status remove_contents(int dir_fd, dev_t dev, const std::string &shown, int depth) {
-    if (depth > kMaxDepth) {
-        return Status::failure(shown + " is nested too deeply to remove");
-    }
+std::vector<std::string> names_in(int dir_fd, const std::string &shown, Removal &r) {
     std::vector<std::string> names;
-    {
-        DIR *dir = ::fdopendir(::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0));
-        if (dir == nullptr) {
-            return Status::from_errno("read " + shown);
-        }
-        while (const dirent *e = ::readdir(dir)) {
-            const std::string name = e->d_name;
-            if (name != "." && name != "..") {
-                names.push_back(name);
-            }
-        }
-        ::closedir(dir);
+    DIR *dir = ::fdopendir(::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0));
+    if (dir == nullptr) {
+        note_error(r, Status::from_errno("read " + shown));
+        return names;
     }
-    for (const auto &name : names) {
-        if (auto s = remove_entry(dir_fd, name.c_str(), dev, shown, depth); !s.ok()) {
-            return s;
+    while (const dirent *e = ::readdir(dir)) {
+        const std::string name = e->d_name;
+        if (name != "." && name != "..") {
+            names.push_back(name);
         }
     }
-    return {};
+    ::closedir(dir);
+    return names;
+}
+
+void remove_contents(int dir_fd, const std::string &shown, int depth, Removal &r);
+
+// Removes `name` in `dir_fd` (at `depth` below the top), or moves a
+// directory too deep to hold to the top, to be removed from there.
+void remove_entry(int dir_fd, const std::string &name, const std::string &shown, int depth,
+                  Removal &r) {
+    const std::string path = shown + "/" + name;
+    struct stat st {};
+    if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno != ENOENT) {
+            note_error(r, Status::from_errno("stat " + path));
+        }
+        return;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (::unlinkat(dir_fd, name.c_str(), 0) != 0 && errno != ENOENT) {
+            note_error(r, Status::from_errno("unlink " + path));
+        }
+        return;
+    }
+    if (st.st_dev != r.dev) {
+        note_error(r, Status::failure(path + " is a mount point; not removing through it"));
+        return;
+    }
+    if (depth >= kHeldLevels && dir_fd != r.top) {
+        const std::string moved = ".sjail-deep-" + std::to_string(r.moved++);
+        if (::renameat(dir_fd, name.c_str(), r.top, moved.c_str()) != 0) {
+            note_error(r, Status::from_errno("move " + path + " up to " + r.shown));
+            return;
+        }
+        r.deferred.push_back(moved);
+        return;
+    }
+    Fd sub(::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!sub.valid()) {
+        note_error(r, Status::from_errno("open " + path));
+        return;
+    }
+    remove_contents(sub.get(), path, depth + 1, r);
+    if (::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+        note_error(r, Status::from_errno("rmdir " + path));
+    }
+}
+
+void remove_contents(int dir_fd, const std::string &shown, int depth, Removal &r) {
+    for (const auto &name : names_in(dir_fd, shown, r)) {
+        remove_entry(dir_fd, name, shown, depth, r);
+    }
 }
 
 } // namespace
@@ -76,7 +107,43 @@ Status remove_tree(int parent_fd, const std::string &name) {
     if (::fstat(parent_fd, &parent) != 0) {
         return Status::from_errno("stat the parent of " + name);
     }
-    return remove_entry(parent_fd, name.c_str(), parent.st_dev, "", 0);
+    struct stat st {};
+    if (::fstatat(parent_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        return errno == ENOENT ? Status() : Status::from_errno("stat " + name);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (::unlinkat(parent_fd, name.c_str(), 0) != 0 && errno != ENOENT) {
+            return Status::from_errno("unlink " + name);
+        }
+        return {};
+    }
+    if (st.st_dev != parent.st_dev) {
+        return Status::failure(name + " is a mount point; not removing through it");
+    }
+    Fd top(::openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!top.valid()) {
+        return Status::from_errno("open " + name);
+    }
+    Removal r;
+    r.top = top.get();
+    r.dev = parent.st_dev;
+    r.shown = name;
+    remove_contents(top.get(), name, 0, r);
+    // Each directory moved up is removed from the top; what lies deeper in
+    // it is moved up in turn, so this ends when every directory is gone.
+    while (!r.deferred.empty()) {
+        const std::string moved = r.deferred.back();
+        r.deferred.pop_back();
+        remove_entry(top.get(), moved, name, 1, r);
+    }
+    top.reset();
+    if (!r.first_error.ok()) {
+        return r.first_error;
+    }
+    if (::unlinkat(parent_fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+        return Status::from_errno("rmdir " + name);
+    }
+    return {};
 }
 
 } // namespace sjail
