@@ -95,12 +95,17 @@ stop_all() {
         stop_pidfile "$LC_STATE/nodes/$name/spool/slurmd.pid"
     done
     stop_pidfile "$LC_STATE/ctld/slurmctld.pid"
-    pids=$(cluster_pids)
-    if [ -n "$pids" ]; then
+    # Again until none is left: a process started while the last scan ran
+    # (a daemon forking) is found by the next one.
+    local round
+    for round in 1 2 3 4 5; do
+        pids=$(cluster_pids; client_pids)
+        [ -n "$pids" ] || break
+        [ "$round" -lt 5 ] || log "processes of the cluster still running after 4 kills: $(tr "\n" " " <<<"$pids")"
         # shellcheck disable=SC2086 # one pid per word
         kill -KILL $pids 2>/dev/null || true
         sleep 0.5
-    fi
+    done
     stop_pidfile "$LC_STATE/munge/munged.pid"
     # The storage host and every client of the jail's volume were in the
     # cluster's networks; this machine's mount of it is left without one.

@@ -9,6 +9,9 @@
 # closest to: a network round trip per uncached lookup, attributes cached for
 # a second, root not squashed, POSIX owners and modes.
 
+# shellcheck source=hack/lib/mmdebstrap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../mmdebstrap.sh" # without_inherited_fds
+
 storage_dir() { echo "$LC_STATE/storage"; }
 storage_log() { echo "$LC_STATE/logs/storage.log"; }
 storage_pid() { live_pid "$(storage_dir)/glusterd.pid"; }
@@ -54,13 +57,15 @@ gluster_answers() { gluster_cli volume list >/dev/null 2>&1; }
 
 # mount_shared_jail DIR LOG [RUN...]: the volume mounted at DIR by a FUSE
 # client of its own, logging to LOG, started through RUN (nsenter --net=...
-# on this machine; nothing inside a host's namespaces, ns-init).
+# on this machine; nothing inside a host's namespaces, ns-init). The client
+# daemon keeps none of the caller's descriptors: one held by a test
+# harness's pipe would hold the harness until the client ends.
 mount_shared_jail() {
     local dir=$1 log=$2 i
     shift 2
     # --acl: POSIX ACLs, which populate-jail carries over from the image.
-    "$@" glusterfs --volfile-server="$(storage_addr)" --volfile-id="$LC_VOLUME" --acl \
-        --log-file="$log" "$dir" </dev/null 8>&- ||
+    without_inherited_fds "$@" glusterfs --volfile-server="$(storage_addr)" --volfile-id="$LC_VOLUME" \
+        --acl --log-file="$log" "$dir" </dev/null ||
         die "mounting the jail's GlusterFS volume at $dir failed; see $log"
     for ((i = 0; i < 100; i++)); do
         is_fuse_mount "$dir" && return 0
@@ -93,6 +98,11 @@ mount_login_jail() {
     mount_shared_jail "$(login_jail)" "$LC_STATE/logs/glusterfs-login.log" \
         nsenter --net="$(netns_file login)" --
 }
+
+# The volume's clients of this cluster, by the log file each was given: one
+# whose network namespace went before it (and so out of cluster_pids' reach)
+# is still found.
+client_pids() { pgrep -f -- "^glusterfs .*--log-file=$LC_STATE/logs/glusterfs-" || true; }
 
 # unmount_jail_here: this machine's mounts of the volume (their clients end
 # with the cluster's networks).
