@@ -26,6 +26,12 @@ make_jail_rootfs() {
     chroot "$dir" /bin/sh -s "$version" <"$images/jail/finalize-rootfs"
 }
 
+# trim_jail_rootfs DIR: the jail without its documentation, translations,
+# manual pages and time zones, about half of its files. For targets on a
+# network filesystem (tests/shared-fs), where every file is a round trip to
+# the server: populate-jail meets the same kinds of files there, fewer of them.
+trim_jail_rootfs() { rm -rf "$1"/usr/share/{doc,locale,man,info,zoneinfo}; }
+
 # Lines that differ between a jail source and a populated target (empty when
 # the target is a complete copy). User data and populate state are left out.
 jail_diff() {

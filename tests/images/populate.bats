@@ -11,6 +11,7 @@ load helpers
 setup_file() {
     export SRC=$BATS_FILE_TMPDIR/jail-1.0
     make_jail_rootfs "$SRC" 1.0
+    if [ -n "${SLURM_JAIL_POPULATE_TARGETS:-}" ]; then trim_jail_rootfs "$SRC"; fi
     # What populate-jail must carry over exactly: a user's home from the
     # image, hard links, ACLs, xattrs, sparse files and numeric ids.
     mkdir -p "$SRC/home/testuser" "$SRC/srv/data"
@@ -26,7 +27,8 @@ setup_file() {
 
 setup() {
     # SLURM_JAIL_POPULATE_TARGETS=DIR: the targets below DIR instead, e.g. on
-    # a network filesystem (tests/shared-fs puts them on the GlusterFS volume).
+    # a network filesystem (tests/shared-fs puts them on the GlusterFS volume),
+    # from a trimmed jail (trim_jail_rootfs).
     if [ -n "${SLURM_JAIL_POPULATE_TARGETS:-}" ]; then
         T=$SLURM_JAIL_POPULATE_TARGETS/target-$BATS_TEST_NUMBER
         rm -rf "$T"
