@@ -181,10 +181,9 @@ TEST(GpuLayouts, UbuntusLdconfigWrapper) {
                       gpu_sandbox::make_toolkit_root(tree, "550.54.15");
                       fixture::make_dirs("/mnt/node/sbin");
                       fs::copy_file(sbin + "/ldconfig", "/mnt/node/sbin/ldconfig.real");
-                      write_at("/mnt/node/sbin/ldconfig",
-                                          "#!/bin/sh\ntouch /mnt/node/wrapper-ran\n"
-                                          "exec " +
-                                              sbin + "/ldconfig.real \"$@\"\n");
+                      write_at("/mnt/node/sbin/ldconfig", "#!/bin/sh\ntouch /mnt/node/wrapper-ran\n"
+                                                          "exec " +
+                                                              sbin + "/ldconfig.real \"$@\"\n");
                       ::chmod("/mnt/node/sbin/ldconfig", 0755);
                       // This node's own sbin holds the two, as Ubuntu's does.
                       if (::mount("/mnt/node/sbin", sbin.c_str(), nullptr, MS_BIND, nullptr) != 0) {
@@ -225,27 +224,26 @@ TEST(GpuLayouts, AJailsOlderLibcudaNeverWinsOverTheNodes) {
 // The RHEL family: libraries in /usr/lib64, which the root's ld.so.conf lists.
 TEST(GpuLayouts, TheRhelFamilysUsrLib64) {
     const std::string root = "/mnt/node/rhel";
-    EXPECT_EQ(on_node(
-                  root,
-                  [&] {
-                      fixture::install_fake_libs("580.159.04", root + "/usr/lib64");
-                      fixture::make_dirs(root + "/usr/bin");
-                      fs::copy_file(fixture::fake_driver_dir("580.159.04") + "/bin/nvidia-smi",
-                                    root + "/usr/bin/nvidia-smi");
-                      write_at(root + "/etc/ld.so.conf",
-                                          "include ld.so.conf.d/*.conf\n/usr/lib64\n");
-                      fixture::make_dirs(root + "/etc/ld.so.conf.d");
-                      gpu_sandbox::refresh_cache(root);
-                  },
-                  [&](const Config &config) {
-                      if (auto e = expect_driver(config, "580.159.04", "13000"); !e.empty()) {
-                          return e;
-                      }
-                      const std::string report = kit::read_file(config.state_dir + "/gpu");
-                      CHILD_EXPECT(contains(report, gpu_step::kLib64 +
-                                                        "/libcuda.so.580.159.04 <- " + root +
-                                                        "/usr/lib64/libcuda.so.580.159.04"));
-                      return std::string();
-                  }),
-              "");
+    EXPECT_EQ(
+        on_node(
+            root,
+            [&] {
+                fixture::install_fake_libs("580.159.04", root + "/usr/lib64");
+                fixture::make_dirs(root + "/usr/bin");
+                fs::copy_file(fixture::fake_driver_dir("580.159.04") + "/bin/nvidia-smi",
+                              root + "/usr/bin/nvidia-smi");
+                write_at(root + "/etc/ld.so.conf", "include ld.so.conf.d/*.conf\n/usr/lib64\n");
+                fixture::make_dirs(root + "/etc/ld.so.conf.d");
+                gpu_sandbox::refresh_cache(root);
+            },
+            [&](const Config &config) {
+                if (auto e = expect_driver(config, "580.159.04", "13000"); !e.empty()) {
+                    return e;
+                }
+                const std::string report = kit::read_file(config.state_dir + "/gpu");
+                CHILD_EXPECT(contains(report, gpu_step::kLib64 + "/libcuda.so.580.159.04 <- " +
+                                                  root + "/usr/lib64/libcuda.so.580.159.04"));
+                return std::string();
+            }),
+        "");
 }

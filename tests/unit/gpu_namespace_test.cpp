@@ -367,53 +367,52 @@ TEST(GpuNamespace, DaemonSocketDirectoriesNeedNoMountPointInTheJailWithRunNode) 
 // with gpu=on as with gpu=auto.
 TEST(GpuNamespace, OptionalDataFilesWhoseMountPointIsASymlinkOrOfTheWrongKindAreSkipped) {
     for (const auto mode : {sjail::GpuMode::On, sjail::GpuMode::Auto}) {
-        EXPECT_EQ(
-            in_child([mode] {
-                Config config;
-                if (auto e = make_gpu_node(config, "580.159.04", mode); !e.empty()) {
-                    return e;
-                }
-                const std::string egl = "/usr/share/glvnd/egl_vendor.d/10_nvidia.json";
-                const std::string vulkan = "/usr/share/vulkan/icd.d/nvidia_icd.json";
-                write_at(kDriver + "/share/glvnd/egl_vendor.d/10_nvidia.json", "egl");
-                write_at(kDriver + "/share/vulkan/icd.d/nvidia_icd.json", "vulkan");
-                write_at(kDriver + "/share/nvidia/nvoptix.bin", "optix");
-                fixture::make_dirs(kJail + "/usr/share/glvnd/egl_vendor.d");
-                fixture::make_dirs(kJail + "/usr/share/vulkan/icd.d");
-                // As the field's images have them: links into the driver tree,
-                // and one aimed at another file of the jail.
-                fs::create_symlink("/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json",
-                                   kJail + egl);
-                fixture::write_text(kJail + "/etc/shadow", "the jail's own");
-                gpu_step::add_cat(kJail);
-                fs::create_symlink("/etc/shadow", kJail + vulkan);
-                fs::remove(kJail + "/usr/share/nvidia/nvoptix.bin");
-                fixture::make_dirs(kJail + "/usr/share/nvidia/nvoptix.bin");
-                const auto before = gpu_sandbox::snapshot(kJail);
-                if (auto e = expect_driver(config, "580.159.04", "13000"); !e.empty()) {
-                    return e;
-                }
-                // Had the link been followed, the node's file would be there.
-                std::string out;
-                CHILD_EXPECT(run_as_step(config, {"cat", "/etc/shadow"}, out) == 0);
-                CHILD_EXPECT(out == "the jail's own");
-                if (auto e = gpu_step::jail_changes(kJail, before); !e.empty()) {
-                    return e;
-                }
-                const std::string report = kit::read_file(config.state_dir + "/gpu");
-                CHILD_EXPECT(contains(report, "note: skipped the node's " + kDriver +
-                                                  "/share/glvnd/egl_vendor.d/10_nvidia.json "
-                                                  "(optional): "));
-                CHILD_EXPECT(contains(report, "is a symlink"));
-                CHILD_EXPECT(contains(report, "if jobs need it, make " + vulkan +
-                                                  " in the jail image a root-owned file"));
-                CHILD_EXPECT(contains(report, "note: skipped the node's " + kDriver +
-                                                  "/share/nvidia/nvoptix.bin (optional): "));
-                CHILD_EXPECT(!contains(report, egl + " <- "));
-                CHILD_EXPECT(!contains(report, vulkan + " <- "));
-                return std::string();
-            }),
-            "")
+        EXPECT_EQ(in_child([mode] {
+                      Config config;
+                      if (auto e = make_gpu_node(config, "580.159.04", mode); !e.empty()) {
+                          return e;
+                      }
+                      const std::string egl = "/usr/share/glvnd/egl_vendor.d/10_nvidia.json";
+                      const std::string vulkan = "/usr/share/vulkan/icd.d/nvidia_icd.json";
+                      write_at(kDriver + "/share/glvnd/egl_vendor.d/10_nvidia.json", "egl");
+                      write_at(kDriver + "/share/vulkan/icd.d/nvidia_icd.json", "vulkan");
+                      write_at(kDriver + "/share/nvidia/nvoptix.bin", "optix");
+                      fixture::make_dirs(kJail + "/usr/share/glvnd/egl_vendor.d");
+                      fixture::make_dirs(kJail + "/usr/share/vulkan/icd.d");
+                      // As the field's images have them: links into the driver tree,
+                      // and one aimed at another file of the jail.
+                      fs::create_symlink(
+                          "/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json", kJail + egl);
+                      fixture::write_text(kJail + "/etc/shadow", "the jail's own");
+                      gpu_step::add_cat(kJail);
+                      fs::create_symlink("/etc/shadow", kJail + vulkan);
+                      fs::remove(kJail + "/usr/share/nvidia/nvoptix.bin");
+                      fixture::make_dirs(kJail + "/usr/share/nvidia/nvoptix.bin");
+                      const auto before = gpu_sandbox::snapshot(kJail);
+                      if (auto e = expect_driver(config, "580.159.04", "13000"); !e.empty()) {
+                          return e;
+                      }
+                      // Had the link been followed, the node's file would be there.
+                      std::string out;
+                      CHILD_EXPECT(run_as_step(config, {"cat", "/etc/shadow"}, out) == 0);
+                      CHILD_EXPECT(out == "the jail's own");
+                      if (auto e = gpu_step::jail_changes(kJail, before); !e.empty()) {
+                          return e;
+                      }
+                      const std::string report = kit::read_file(config.state_dir + "/gpu");
+                      CHILD_EXPECT(contains(report, "note: skipped the node's " + kDriver +
+                                                        "/share/glvnd/egl_vendor.d/10_nvidia.json "
+                                                        "(optional): "));
+                      CHILD_EXPECT(contains(report, "is a symlink"));
+                      CHILD_EXPECT(contains(report, "if jobs need it, make " + vulkan +
+                                                        " in the jail image a root-owned file"));
+                      CHILD_EXPECT(contains(report, "note: skipped the node's " + kDriver +
+                                                        "/share/nvidia/nvoptix.bin (optional): "));
+                      CHILD_EXPECT(!contains(report, egl + " <- "));
+                      CHILD_EXPECT(!contains(report, vulkan + " <- "));
+                      return std::string();
+                  }),
+                  "")
             << sjail::gpu_mode_name(mode);
     }
 }
