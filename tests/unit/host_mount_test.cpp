@@ -13,7 +13,7 @@
 
 TEST(HostMountTable, OnlyTheStateMountsAppearAndReleaseRemovesThem) {
     const std::string top = "/var/lib/slurm-jail-tests";
-    std::filesystem::create_directories(top);
+    const bool made_top = std::filesystem::create_directories(top);
     ASSERT_EQ(::chmod(top.c_str(), 0755), 0);
     std::string base = top + "/hostXXXXXX";
     ASSERT_NE(::mkdtemp(base.data()), nullptr);
@@ -50,4 +50,7 @@ TEST(HostMountTable, OnlyTheStateMountsAppearAndReleaseRemovesThem) {
     EXPECT_TRUE(r.ok()) << r.message();
     EXPECT_TRUE(kit::mounts_below(base).empty());
     std::filesystem::remove_all(base);
+    if (made_top) {
+        ::rmdir(top.c_str()); // the machine as it was
+    }
 }
