@@ -200,3 +200,27 @@ fixed_jail() {
     assert_failure 1
     assert_line 'PROBLEM: /etc/slurm/empty.conf has no chroot.so line -- fix: add the line: required chroot.so jail=/mnt/jail'
 }
+
+# A GPU node whose /sbin/ldconfig is Ubuntu's shell wrapper: the plugin runs
+# only the ELF program beside it (ldconfig.real), so a node without that is
+# a problem, named with the fix; with it, nothing is said of ldconfig.
+@test "a GPU node whose ldconfig is Ubuntu's wrapper without ldconfig.real: a problem with the fix" {
+    fixed_jail
+    local fake=$SLURM_JAIL_BUILD_DIR/tests/fakes/nvidia-driver/550.54.15 sbin
+    sbin=$(readlink -f /sbin)
+    in_ns install -d -m 0755 /run/nvidia-fake "$CHECK_DIR/sbin"
+    in_ns cp -a "$fake/." /run/nvidia-fake/
+    printf '#!/bin/sh\nexec %s/ldconfig.real "$@"\n' "$sbin" >"$CHECK_DIR/sbin/ldconfig"
+    chmod 0755 "$CHECK_DIR/sbin/ldconfig"
+    in_ns mount --bind "$CHECK_DIR/sbin" "$sbin"
+    local line='chroot.so jail=/mnt/jail gpu=on gpu_driver_root=/run/nvidia-fake'
+    run check --line "$line"
+    assert_failure 1
+    assert_line --regexp "^PROBLEM: gpu=on: every GPU node's step builds its loader cache with /sbin/ldconfig, and the node's ldconfig $sbin/ldconfig is a script .* -- fix: reinstall the node's libc-bin"
+    # As Ubuntu has it: the ELF program beside the wrapper (this machine's
+    # own ldconfig, copied in from outside the test's namespace).
+    cp /sbin/ldconfig "$CHECK_DIR/sbin/ldconfig.real"
+    run check --line "$line"
+    refute_line --partial 'ldconfig'
+    in_ns umount "$sbin"
+}
