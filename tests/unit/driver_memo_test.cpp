@@ -55,7 +55,9 @@ TEST(DriverMemo, ATruncatedOrPaddedMemoIsAMiss) {
 
 TEST(DriverMemo, ACountThatIsNotANumberIsAMiss) {
     std::string memo = driver_memo_text(kKey, {});
-    memo.replace(memo.rfind("0\n"), 2, "x\n");
+    const auto count = memo.rfind("0\n");
+    ASSERT_NE(count, std::string::npos) << memo;
+    memo[count] = 'x';
     std::vector<LibraryName> got;
     EXPECT_FALSE(driver_memo_lookup(memo, kKey, got));
 }
