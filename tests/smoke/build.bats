@@ -99,8 +99,8 @@ pam_sm_open_session"
 
 @test "cmake --install puts chroot.so into Slurm's PluginDir and cpack makes a .deb" {
     local b=$BATS_TEST_TMPDIR/b
-    cmake -S "$SLURM_JAIL_ROOT" -B "$b" -DSLURM_JAIL_BUILD_TESTS=OFF -DSLURM_JAIL_BUILD_BENCH=OFF \
-        -DSLURM_JAIL_BUILD_HEALTH=OFF -DSLURM_JAIL_WERROR=ON >/dev/null
+    cmake -S "$SLURM_JAIL_ROOT" -B "$b" -DCMAKE_BUILD_TYPE=Release -DSLURM_JAIL_BUILD_TESTS=OFF \
+        -DSLURM_JAIL_BUILD_BENCH=OFF -DSLURM_JAIL_BUILD_HEALTH=OFF -DSLURM_JAIL_WERROR=ON >/dev/null
     cmake --build "$b" --target chroot job_container_slurm_jail slurm-jail-check pam_slurm_jail -j "$(nproc)" >/dev/null
     DESTDIR=$BATS_TEST_TMPDIR/root run cmake --install "$b"
     assert_success

@@ -154,14 +154,15 @@ build_plugin() {
         # Against that release's headers, with its compiler, in its rootfs.
         # The build type the directory already has (tests/compat builds the
         # whole tree there), so that this build adds to it.
-        type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build-$release/CMakeCache.txt" 2>/dev/null || true)
+        type=$(tree_build_type "$build-$release")
         log "building the plugin for Slurm $release in $build-$release"
-        build=$(SLURM_JAIL_BUILD_DIR=$build "$LC_ROOT/hack/build-release" "$release" "${type:-RelWithDebInfo}" -- \
+        build=$(SLURM_JAIL_BUILD_DIR=$build "$LC_ROOT/hack/build-release" "$release" "$type" -- \
             --target "${targets[@]}") ||
             die "building chroot.so for Slurm $release failed (see above)"
     else
         log "building the plugin in $build"
-        cmake -S "$LC_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLURM_JAIL_WERROR=ON >/dev/null ||
+        cmake -S "$LC_ROOT" -B "$build" -DCMAKE_BUILD_TYPE="$(tree_build_type "$build")" \
+            -DSLURM_JAIL_WERROR=ON >/dev/null ||
             die "cmake configure failed (see above); run hack/install-deps for the build tools"
         cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >&2 ||
             die "building chroot.so failed (see above)"
