@@ -143,14 +143,15 @@ Status load_config(const std::string &plugstack, Config &out) {
     return {};
 }
 
-// In the node's jail view: a new PID namespace for this process's children,
-// its init (PID 1, which makes the view with the namespace's own /proc),
-// and this process in that view. The init's lifeline is this process's
-// (and, inherited, its children's) until they end: the write end is kept
-// open on purpose and closed on exec.
+// In the node's jail view: a new PID namespace for this process's children
+// and a new IPC namespace (System V IPC, POSIX message queues) of the
+// session's own, its init (PID 1, which makes the view with the namespace's
+// own /proc, /tmp and /dev/shm), and this process in that view. The init's lifeline is this
+// process's (and, inherited, its children's) until they end: the write end is kept open on purpose
+// and closed on exec.
 Status start_private_session(const SessionPlan &plan) {
-    if (::unshare(CLONE_NEWPID) != 0) {
-        return Status::from_errno("making the session's PID namespace");
+    if (::unshare(CLONE_NEWPID | CLONE_NEWIPC) != 0) {
+        return Status::from_errno("making the session's PID and IPC namespaces");
     }
     Pipe ready;
     Pipe life;
@@ -160,11 +161,13 @@ Status start_private_session(const SessionPlan &plan) {
     if (auto s = make_pipe(life); !s.ok()) {
         return s;
     }
+    const SessionMounts mounts{plan.config.job_tmp != JobTmp::Node, plan.config.job_tmp_size,
+                               plan.config.job_shm_size};
     const pid_t init = ::fork();
     if (init == 0) {
         ready.read.reset();
         life.write.reset();
-        run_session_init(plan.proc, ready.write.get(), life.read.get());
+        run_session_init(plan.proc, mounts, ready.write.get(), life.read.get());
     }
     if (init < 0) {
         return Status::from_errno("fork the session's init");
@@ -241,6 +244,11 @@ Status enter_session(SessionPlan &plan, std::string &notice) {
     }
     if (job && ::setns(plan.job.pid.get(), CLONE_NEWPID) != 0) {
         return Status::from_errno("setns into the job's PID namespace");
+    }
+    if (job) {
+        if (auto s = enter_job_ipc(plan.job.ipc); !s.ok()) {
+            return s;
+        }
     }
     if (plan.decision.action == SessionAction::Private) {
         if (auto s = start_private_session(plan); !s.ok()) {

@@ -153,6 +153,29 @@ no_leftover() { ! pgrep -f 'sleep 4242' >/dev/null && ! pgrep -x sjail-ssh-init 
     assert_failure
 }
 
+@test "node1, no_job=private: the session's /tmp, /dev/shm and System V IPC are its own and go with it" {
+    use_stack private
+    # shellcheck disable=SC2016 # the session's shell expands it
+    run sshnode1 'head -c 1048576 /dev/zero >/tmp/e2e-nojob-tmp &&
+        head -c 1048576 /dev/zero >/dev/shm/e2e-nojob-shm && ipcmk -M 1048576 >/dev/null &&
+        echo fs=$(findmnt -n -o FSTYPE /tmp),$(findmnt -n -o FSTYPE /dev/shm) &&
+        echo ipc=$(ipcs -m | grep -c "^0x"); echo SESSION-DONE'
+    assert_success
+    assert_line SESSION-DONE
+    assert_line fs=tmpfs,tmpfs
+    assert_line ipc=1
+    # Nothing of it is on the node: not in its tmp= directory, not in the
+    # node's /dev/shm (this machine's), not in slurmd's IPC namespace.
+    [ ! -e "$STATE/nodes/node1/tmp/e2e-nojob-tmp" ]
+    [ ! -e /dev/shm/e2e-nojob-shm ]
+    run nsenter --target "$(slurmd_pid node1)" --ipc sh -c 'ipcs -m | grep -c "^0x" || true'
+    assert_output 0
+    # A later session starts with none of it.
+    run sshnode1 'ls -A /tmp /dev/shm; echo ipc=$(ipcs -m | grep -c "^0x")'
+    refute_output --partial e2e-nojob
+    assert_line ipc=0
+}
+
 @test "node1, no_job=private: another session of the user does not see the first" {
     use_stack private
     sshnode1 'exec -a e2e-nojob-first sleep 6' </dev/null >/dev/null 2>&1 3>&- &

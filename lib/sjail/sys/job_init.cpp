@@ -5,6 +5,7 @@
 #include "sjail/core/status.hpp"
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/fd.hpp"
+#include "sjail/sys/private_mounts.hpp"
 #include "sjail/sys/proc_options.hpp"
 
 #include <algorithm>
@@ -273,11 +274,19 @@ void look_for_stepd(int node_proc, std::uint32_t job, bool &seen, bool &extern_s
 
 } // namespace
 
-void run_session_init(const ProcOptions &proc, int ready_fd, int life_fd) noexcept {
+void run_session_init(const ProcOptions &proc, const SessionMounts &mounts, int ready_fd,
+                      int life_fd) noexcept {
     // Also ends with its parent (the session's privileged process): the
     // lifeline alone would wait for every process that inherited its end.
     (void)::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    make_view_and_report(proc, ready_fd, "sjail-ssh-init");
+    make_view_and_report(proc, ready_fd, "sjail-ssh-init", [&mounts] {
+        if (mounts.own_tmp) {
+            if (auto s = mount_private_tmpfs(mounts.tmp_size, "/tmp"); !s.ok()) {
+                return s;
+            }
+        }
+        return mount_private_tmpfs(mounts.shm_size, "/dev/shm");
+    });
     close_inherited_fds({life_fd});
     const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     for (int fd = 0; fd <= 2 && null >= 0; ++fd) {

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace sjail {
 
@@ -48,14 +49,26 @@ struct JobLifeline {
 // view is kept: "k" or EOF on `keep_fd` ends it (the job's init reaps it).
 [[noreturn]] void run_tasks_view_maker(const ProcOptions &proc, int ready_fd, int keep_fd) noexcept;
 
-// The same for an SSH session that is in no job (pam_slurm_jail,
-// no_job=private): PID 1 of the session's own PID namespace, forked by the
-// session's privileged process (sshd's monitor), shown as
-// "sjail-ssh-init". It makes the session's view (its own /proc),
+// What a session's view has of its own besides its /proc: /dev/shm and,
+// unless jobs share the node's (job_tmp=node), /tmp: each a tmpfs of the
+// size the job's would have (job_tmp_size=, job_shm_size=; empty: tmpfs's
+// default).
+struct SessionMounts {
+    bool own_tmp = true;
+    std::string tmp_size;
+    std::string shm_size;
+};
+
+// The same for a session that is in no job (pam_slurm_jail, no_job=private:
+// an SSH login, the su of sbatch --get-user-env): PID 1 of the session's own
+// PID and IPC namespaces, forked by the session's privileged process (sshd's
+// monitor, su), shown as "sjail-ssh-init". It makes the session's view (its
+// own /proc, /tmp and /dev/shm: `mounts`),
 // reports on `ready_fd` as above, then reaps orphans until EOF on
 // `life_fd` (the session's processes that hold its write end are gone) or
 // until its parent dies; then it ends, and the kernel kills every process
 // left in the session's PID namespace. Nothing of it is kept on the node.
-[[noreturn]] void run_session_init(const ProcOptions &proc, int ready_fd, int life_fd) noexcept;
+[[noreturn]] void run_session_init(const ProcOptions &proc, const SessionMounts &mounts,
+                                   int ready_fd, int life_fd) noexcept;
 
 } // namespace sjail
