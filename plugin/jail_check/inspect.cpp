@@ -356,29 +356,57 @@ void check_for_jobs(Run &run) {
     check_jail_users(run);
 }
 
+// The text of /etc/pam.d/NAME (or of NAME, an absolute path), for reading a
+// PAM stack as PAM does (through symlinks: the directory is root's).
+std::optional<std::string> read_pam_file(const std::string &name) {
+    const std::string path = name.starts_with("/") ? name : "/etc/pam.d/" + name;
+    const Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    std::string text;
+    if (!fd.valid() || !read_whole_file(fd.get(), path, text, 1UL << 20).ok()) {
+        return std::nullopt;
+    }
+    return text;
+}
+
 // On a compute node slurmd runs "su - USER" on the node's own root for jobs
 // that ask for the user's login environment, and su runs the user's shell
 // startup files: su's session must enter the jail, through both of its PAM
-// services (su -l uses "su-l" where that file exists).
+// services (su -l uses "su-l" where that file exists), before anything of
+// the user's runs or anything can end the stack.
 void check_su(Run &run) {
     if (!slurmd_runs_here()) {
         return;
     }
-    for (const std::string stack : {"/etc/pam.d/su", "/etc/pam.d/su-l"}) {
+    for (const std::string service : {"su", "su-l"}) {
+        const std::string stack = "/etc/pam.d/" + service;
         struct stat st {};
-        if (stack.ends_with("-l") && ::lstat(stack.c_str(), &st) != 0) {
+        if (service == "su-l" && ::lstat(stack.c_str(), &st) != 0) {
             continue;
         }
-        if (su_enters_jail(read_small_file(stack))) {
-            continue;
+        const PamSessionStack session = read_session_stack(service, read_pam_file);
+        for (const auto &what : session.unreadable) {
+            run.problem(stack + ": " + what +
+                            ", so this check cannot tell what su runs before it "
+                            "enters the jail",
+                        "make every file su's stack includes exist and readable by root");
         }
-        run.problem(stack +
-                        " does not enter the jail (no 'session required pam_slurm_jail.so' line) "
-                        "and slurmd runs on this node: its su for sbatch --get-user-env and "
-                        "--export=NONE runs the user's ~/.bash_profile on the node's own root",
-                    "end the session stack of " + stack +
-                        " with 'session required pam_slurm_jail.so node=compute no_job=private' "
-                        "(see pam_slurm_jail(8), SU ON COMPUTE NODES)");
+        const SuStackVerdict verdict = judge_su_stack(session);
+        if (!verdict.enters_jail) {
+            run.problem(stack +
+                            " does not enter the jail (no 'session required pam_slurm_jail.so' "
+                            "line) and slurmd runs on this node: its su for sbatch --get-user-env "
+                            "and --export=NONE runs the user's ~/.bash_profile on the node's own "
+                            "root",
+                        "end the session stack of " + stack +
+                            " with 'session required pam_slurm_jail.so node=compute "
+                            "no_job=private' (see pam_slurm_jail(8), SU ON COMPUTE NODES)");
+        }
+        for (const auto &cause : verdict.before_jail) {
+            run.problem(stack + ": " + cause,
+                        "put 'session required pam_slurm_jail.so node=compute no_job=private' "
+                        "before that line in su's session stack, or remove the line (see "
+                        "pam_slurm_jail(8), SU ON COMPUTE NODES)");
+        }
     }
 }
 

@@ -11,6 +11,8 @@
 #include "su_stack.hpp"
 
 #include <gtest/gtest.h>
+#include <map>
+#include <optional>
 
 #include <algorithm>
 #include <fstream>
@@ -330,24 +332,126 @@ TEST(JobContainerLines, AnotherJobContainerStackedOrAloneIsAProblem) {
 } // namespace
 } // namespace sjail::check
 
+namespace {
+
+// su's stack from files in memory (names as PAM takes them: below
+// /etc/pam.d, or absolute).
+struct PamFiles {
+    std::map<std::string, std::string> files;
+    sjail::check::SuStackVerdict judge(const std::string &su) {
+        files["su"] = su;
+        const auto stack = sjail::check::read_session_stack(
+            "su", [this](const std::string &name) -> std::optional<std::string> {
+                const auto found = files.find(name);
+                return found == files.end() ? std::nullopt : std::optional(found->second);
+            });
+        unreadable = stack.unreadable;
+        return sjail::check::judge_su_stack(stack);
+    }
+    std::vector<std::string> unreadable;
+};
+
+// Debian 12's common-session, as pam-auth-update writes it.
+const std::string kDebianCommonSession = "session\t[default=1]\t\t\tpam_permit.so\n"
+                                         "session\trequisite\t\t\tpam_deny.so\n"
+                                         "session\trequired\t\t\tpam_permit.so\n"
+                                         "session\trequired\tpam_unix.so \n"
+                                         "session\toptional\tpam_systemd.so \n";
+const std::string kJail = "session required pam_slurm_jail.so node=compute no_job=private\n";
+
+} // namespace
+
 // su enters the jail only through a session line that fails su when the
 // jail cannot be entered.
 TEST(SuStack, EntersTheJailOnlyWithARequiredSessionLine) {
-    using sjail::check::su_enters_jail;
-    const std::string debian = "auth       sufficient pam_rootok.so\n"
-                               "@include common-auth\n"
-                               "@include common-account\n"
-                               "session    required   pam_limits.so\n"
-                               "@include common-session\n";
-    EXPECT_FALSE(su_enters_jail(debian));
-    EXPECT_TRUE(su_enters_jail(debian + "session required pam_slurm_jail.so node=compute\n"));
-    EXPECT_TRUE(su_enters_jail(debian + "session\trequisite\t/opt/lib/pam_slurm_jail.so\n"));
+    PamFiles pam;
+    const std::string head = "auth       sufficient pam_rootok.so\n"
+                             "session    required   pam_limits.so\n";
+    EXPECT_FALSE(pam.judge(head).enters_jail);
+    EXPECT_TRUE(pam.judge(head + kJail).enters_jail);
+    EXPECT_TRUE(pam.judge(head + "session\trequisite\t/opt/lib/pam_slurm_jail.so\n").enters_jail);
     // Not enforcing, not the session phase, commented out, another module.
-    EXPECT_FALSE(su_enters_jail(debian + "session optional pam_slurm_jail.so\n"));
-    EXPECT_FALSE(su_enters_jail(debian + "session [default=ignore] pam_slurm_jail.so\n"));
-    EXPECT_FALSE(su_enters_jail(debian + "account required pam_slurm_jail.so\n"));
-    EXPECT_FALSE(su_enters_jail(debian + "# session required pam_slurm_jail.so\n"));
-    EXPECT_FALSE(su_enters_jail(debian + "session required pam_slurm_jail.so.bak\n"));
-    EXPECT_FALSE(su_enters_jail(debian + "session required /x/not_pam_slurm_jail.so\n"));
-    EXPECT_FALSE(su_enters_jail(""));
+    EXPECT_FALSE(pam.judge(head + "session optional pam_slurm_jail.so\n").enters_jail);
+    EXPECT_FALSE(pam.judge(head + "session [default=ignore] pam_slurm_jail.so\n").enters_jail);
+    EXPECT_FALSE(pam.judge(head + "account required pam_slurm_jail.so\n").enters_jail);
+    EXPECT_FALSE(pam.judge(head + "# session required pam_slurm_jail.so\n").enters_jail);
+    EXPECT_FALSE(pam.judge(head + "session required pam_slurm_jail.so.bak\n").enters_jail);
+    EXPECT_FALSE(pam.judge(head + "session required /x/not_pam_slurm_jail.so\n").enters_jail);
+    EXPECT_FALSE(pam.judge("").enters_jail);
+    // In an included file, and on a continued line.
+    pam.files["su-session"] = kJail;
+    EXPECT_TRUE(pam.judge(head + "@include su-session\n").enters_jail);
+    EXPECT_TRUE(pam.judge(head + "session include su-session\n").enters_jail);
+    EXPECT_TRUE(pam.judge(head + "session required \\\n  pam_slurm_jail.so\n").enters_jail);
+}
+
+// What PAM runs before pam_slurm_jail.so and can end the stack (su then runs
+// the user's code on the node's root) or starts the user's processes there.
+TEST(SuStack, WhatCanEndTheStackOrStartProcessesBeforeTheJailIsAProblem) {
+    PamFiles pam;
+    pam.files["common-session"] = kDebianCommonSession;
+    // Debian's own su: common-session's pam_systemd runs first. Its jump of
+    // one ([default=1]) stays inside common-session.
+    auto verdict = pam.judge("@include common-session\n" + kJail);
+    ASSERT_EQ(verdict.before_jail.size(), 1U);
+    EXPECT_EQ(verdict.before_jail[0],
+              "'session optional pam_systemd.so' (/etc/pam.d/common-session:5) runs before "
+              "pam_slurm_jail.so: it starts the user's systemd --user, with the user's own unit "
+              "files, on the node's own root");
+    // After the jail's line, nothing of it matters.
+    EXPECT_TRUE(pam.judge(kJail + "@include common-session\n").before_jail.empty());
+    // Ending the stack early, from su's file or from an included one.
+    verdict = pam.judge("session sufficient pam_permit.so\n" + kJail);
+    ASSERT_EQ(verdict.before_jail.size(), 1U);
+    EXPECT_EQ(verdict.before_jail[0],
+              "'session sufficient pam_permit.so' (/etc/pam.d/su:1) can end su's session stack "
+              "before pam_slurm_jail.so: su then runs the user's ~/.bash_profile on the node's "
+              "own root");
+    pam.files["early"] = "session [success=done default=ignore] pam_succeed_if.so user = x\n";
+    EXPECT_EQ(pam.judge("session include early\n" + kJail).before_jail.size(), 1U);
+    // A jump over it, and one that lands before it.
+    verdict = pam.judge("session [success=2 default=ignore] pam_permit.so\n"
+                        "session optional pam_env.so\n" +
+                        kJail);
+    ASSERT_EQ(verdict.before_jail.size(), 1U);
+    EXPECT_NE(verdict.before_jail[0].find("can jump over pam_slurm_jail.so"), std::string::npos);
+    EXPECT_TRUE(pam.judge("session [success=1 default=ignore] pam_permit.so\n"
+                          "session optional pam_env.so\n" +
+                          kJail)
+                    .before_jail.empty());
+    // pam_exec, also marked optional-if-missing ("-session").
+    EXPECT_EQ(
+        pam.judge("-session optional pam_exec.so /usr/local/bin/hook\n" + kJail).before_jail.size(),
+        1U);
+}
+
+// A substack is a stack of its own: what ends it early ends only it.
+TEST(SuStack, ASubstackEndsOnlyItself) {
+    PamFiles pam;
+    pam.files["quick"] = "session sufficient pam_permit.so\nsession optional pam_env.so\n";
+    EXPECT_TRUE(pam.judge("session substack quick\n" + kJail).before_jail.empty());
+    // The jail's line inside a substack that ends early before it.
+    pam.files["jailed"] = "session sufficient pam_permit.so\n" + kJail;
+    const auto verdict = pam.judge("session substack jailed\n");
+    EXPECT_TRUE(verdict.enters_jail);
+    EXPECT_EQ(verdict.before_jail.size(), 1U);
+    // A substack skipped by a jump in su's own stack.
+    pam.files["jail-only"] = kJail;
+    EXPECT_EQ(pam.judge("session [default=1] pam_permit.so\nsession substack jail-only\n")
+                  .before_jail.size(),
+              1U);
+}
+
+// Files that cannot be read, and include loops, are named: the check cannot
+// tell what runs before the jail then.
+TEST(SuStack, MissingFilesAndIncludeLoopsAreNamed) {
+    PamFiles pam;
+    EXPECT_TRUE(pam.judge("@include no-such-file\n" + kJail).enters_jail);
+    ASSERT_EQ(pam.unreadable.size(), 1U);
+    EXPECT_EQ(pam.unreadable[0], "/etc/pam.d/su:1: /etc/pam.d/no-such-file cannot be read");
+    pam.files["loop"] = "@include loop\n";
+    (void)pam.judge("@include loop\n" + kJail);
+    ASSERT_EQ(pam.unreadable.size(), 1U);
+    EXPECT_NE(pam.unreadable[0].find("more than 16 files deep (an include loop?)"),
+              std::string::npos);
 }
