@@ -158,7 +158,7 @@ no_leftover() { ! pgrep -f 'sleep 4242' >/dev/null && ! pgrep -x sjail-ssh-init 
     # shellcheck disable=SC2016 # the session's shell expands it
     run sshnode1 'head -c 1048576 /dev/zero >/tmp/e2e-nojob-tmp &&
         head -c 1048576 /dev/zero >/dev/shm/e2e-nojob-shm && ipcmk -M 1048576 >/dev/null &&
-        echo fs=$(findmnt -n -o FSTYPE /tmp),$(findmnt -n -o FSTYPE /dev/shm) &&
+        echo fs=$(stat -f -c %T /tmp),$(stat -f -c %T /dev/shm) &&
         echo ipc=$(ipcs -m | grep -c "^0x"); echo SESSION-DONE'
     assert_success
     assert_line SESSION-DONE
