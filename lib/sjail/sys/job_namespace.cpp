@@ -7,7 +7,6 @@
 #include "sjail/sys/job_init.hpp"
 #include "sjail/sys/node_watch.hpp"
 #include "sjail/sys/ns_bind.hpp"
-#include "sjail/sys/private_mounts.hpp"
 #include "sjail/sys/proc_options.hpp"
 #include "sjail/sys/process_scan.hpp"
 #include "sjail/sys/run_view.hpp"
@@ -107,7 +106,6 @@ bool open_existing(const JobPaths &paths, JobNamespace &out, std::string *made_f
     open_namespace_file(paths.stepd_ns, out.stepd);
     open_namespace_file(paths.tasks_ns, out.tasks);
     open_namespace_file(paths.pid_ns, out.pid);
-    open_namespace_file(paths.ipc_ns, out.ipc);
     return out.stepd.valid() && out.tasks.valid() && out.pid.valid();
 }
 
@@ -126,16 +124,49 @@ struct Inputs {
 
 void end_job_from_its_init(const Config &config, std::uint32_t job, int node_mnt, int node_proc);
 
+// An fd of a mount point in the current view, through no symlink.
+Status open_target(const char *path, Fd &out) {
+    out = open_below(AT_FDCWD, path, O_PATH | O_DIRECTORY, Resolve::NoSymlinks);
+    return out.valid() ? Status() : Status::from_errno(std::string("mount point ") + path);
+}
+
+Status attach(int mnt, const char *target) {
+    Fd where;
+    if (auto s = open_target(target, where); !s.ok()) {
+        return s;
+    }
+    if (::move_mount(mnt, "", where.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) !=
+        0) {
+        return Status::from_errno(std::string("mounting the job's ") + target);
+    }
+    return {};
+}
+
+Status mount_tmpfs(const std::string &size, const char *target, const char *inodes = nullptr) {
+    std::vector<FsParam> params = {{"mode", "1777"}};
+    if (!size.empty()) {
+        params.push_back({"size", size.c_str()});
+    }
+    if (inodes != nullptr) {
+        params.push_back({"nr_inodes", inodes});
+    }
+    Fd mnt;
+    if (auto s = make_mount("tmpfs", params, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, mnt); !s.ok()) {
+        return Status::failure(std::string("creating the job's ") + target + ": " + s.message());
+    }
+    return attach(mnt.get(), target);
+}
+
 Status mount_job_tmp(const Inputs &in, int tmp_tree) {
     switch (in.config.job_tmp) {
     case JobTmp::Node:
         return {}; // the node view's /tmp stays
     case JobTmp::Tmpfs:
-        return mount_private_tmpfs(in.config.job_tmp_size, "/tmp");
+        return mount_tmpfs(in.config.job_tmp_size, "/tmp");
     case JobTmp::Directory:
         break;
     }
-    return attach_mount(tmp_tree, "/tmp");
+    return attach(tmp_tree, "/tmp");
 }
 
 // A detached copy of the directory `dir`, nosuid and nodev.
@@ -200,7 +231,7 @@ Status start_tasks_view_holder(const char *what, const std::function<void(int, i
 // current view): the same filesystem, so what the job wrote there stays.
 Status clone_mount(const char *path, Fd &out) {
     Fd where;
-    if (auto s = open_mount_point(path, where); !s.ok()) {
+    if (auto s = open_target(path, where); !s.ok()) {
         return s;
     }
     out.reset(::open_tree(where.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
@@ -240,15 +271,15 @@ Status refresh_in_child(const Inputs &in, pid_t &maker, Fd &keep_maker) {
         return Status::from_errno("making the job's view");
     }
     if (tmp_tree.valid()) {
-        if (auto s = attach_mount(tmp_tree.get(), "/tmp"); !s.ok()) {
+        if (auto s = attach(tmp_tree.get(), "/tmp"); !s.ok()) {
             return s;
         }
     }
-    if (auto s = attach_mount(shm_tree.get(), "/dev/shm"); !s.ok()) {
+    if (auto s = attach(shm_tree.get(), "/dev/shm"); !s.ok()) {
         return s;
     }
     if (run_lock_tree.valid()) {
-        if (auto s = attach_mount(run_lock_tree.get(), "/run/lock"); !s.ok()) {
+        if (auto s = attach(run_lock_tree.get(), "/run/lock"); !s.ok()) {
             return s;
         }
     }
@@ -291,21 +322,18 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
     if (auto s = mount_job_tmp(in, tmp_tree.get()); !s.ok()) {
         return s;
     }
-    if (auto s = mount_private_tmpfs(in.config.job_shm_size, "/dev/shm"); !s.ok()) {
+    if (auto s = mount_tmpfs(in.config.job_shm_size, "/dev/shm"); !s.ok()) {
         return s;
     }
     // run=node: the node's /run is shared by its jobs; its one place users
     // may write, /run/lock, is the job's own (sys/run_view.hpp).
     if (in.config.run == RunMode::Node) {
-        if (auto s = mount_private_tmpfs(kJobRunLockSize, "/run/lock", kJobRunLockInodes);
-            !s.ok()) {
+        if (auto s = mount_tmpfs(kJobRunLockSize, "/run/lock", kJobRunLockInodes); !s.ok()) {
             return s;
         }
     }
-    // System V IPC and POSIX message queues are the job's own too, and go
-    // with it: the init holds the namespace, the tasks join it.
-    if (::unshare(CLONE_NEWPID | CLONE_NEWIPC) != 0) {
-        return Status::from_errno("making the job's PID and IPC namespaces");
+    if (::unshare(CLONE_NEWPID) != 0) {
+        return Status::from_errno("making the job's PID namespace");
     }
     return start_tasks_view_holder(
         "the job's init",
@@ -367,17 +395,15 @@ int replace_views(pid_t creator, pid_t maker, const JobPaths &paths, OwnMounts &
     return err;
 }
 
-// Keeps the creator's stepd view and the init's tasks view, PID and IPC
-// namespaces.
+// Keeps the creator's stepd view and the init's tasks view and PID namespace.
 int keep_namespaces(pid_t creator, pid_t init, const JobPaths &paths, OwnMounts &own) {
     struct Keep {
         pid_t pid;
         const char *kind;
         const std::string &path;
     };
-    for (const Keep &keep :
-         {Keep{creator, "mnt", paths.stepd_ns}, Keep{init, "mnt", paths.tasks_ns},
-          Keep{init, "pid", paths.pid_ns}, Keep{init, "ipc", paths.ipc_ns}}) {
+    for (const Keep &keep : {Keep{creator, "mnt", paths.stepd_ns},
+                             Keep{init, "mnt", paths.tasks_ns}, Keep{init, "pid", paths.pid_ns}}) {
         if (const int err = bind_namespace_of(keep.pid, keep.kind, keep.path); err != 0) {
             return err;
         }
@@ -392,7 +418,7 @@ void unmount_own(const std::string &path, OwnMounts &own) {
 }
 
 void drop_namespaces(const JobPaths &paths, OwnMounts &own) {
-    for (const auto *path : namespace_files(paths)) {
+    for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns}) {
         unmount_own(*path, own);
     }
 }
@@ -477,7 +503,7 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
         kill_init(*old);
     }
     (void)::unlink(paths.ready.c_str());
-    for (const auto *path : namespace_files(paths)) {
+    for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns}) {
         own.dropping(*path);
         if (auto s = reset_mount_point_file(*path); !s.ok()) {
             return s;
@@ -629,11 +655,10 @@ Status remove_job_tmp(const Config &config, std::uint32_t job) {
 // why it stayed.
 Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths, OwnMounts &own) {
     drop_namespaces(paths, own);
-    for (const auto *path : namespace_files(paths)) {
+    for (const auto *path :
+         {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns, &paths.init, &paths.ready}) {
         (void)::unlink(path->c_str());
     }
-    (void)::unlink(paths.init.c_str());
-    (void)::unlink(paths.ready.c_str());
     Status removed = remove_job_tmp(config, job);
     (void)::unlink(paths.lock.c_str());
     (void)::rmdir(paths.dir.c_str());
