@@ -1,7 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
 # The tree against the other Slurm releases it supports (hack/lib/slurm-releases.sh),
-# apart from their clusters (tests/compat) so that it builds beside them,
 # each in its own Debian root (hack/release-rootfs) with that release's
 # compiler: it builds in Release with warnings as errors, its pure unit tests
 # pass there, the job container plugin offers exactly the entry points that

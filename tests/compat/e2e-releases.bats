@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The local cluster on the other Slurm releases slurm-jail supports: for each
 # one, `local-cluster up --slurm REL` (that release's daemons, plugins built
-# against its headers in the tree tests/compat-build made, its jail), then a set of e2e files against that
+# against its headers, its jail), then a set of e2e files against that
 # cluster, then `down`, then the smoke suite's node on that release. One
 # test per release and e2e file: it passes when
 # every test of that file passed there; a file whose tests all skipped fails.
