@@ -7,6 +7,7 @@
 #include "sjail/sys/job_init.hpp"
 #include "sjail/sys/node_watch.hpp"
 #include "sjail/sys/ns_bind.hpp"
+#include "sjail/sys/private_mounts.hpp"
 #include "sjail/sys/proc_options.hpp"
 #include "sjail/sys/process_scan.hpp"
 #include "sjail/sys/run_view.hpp"
@@ -124,49 +125,16 @@ struct Inputs {
 
 void end_job_from_its_init(const Config &config, std::uint32_t job, int node_mnt, int node_proc);
 
-// An fd of a mount point in the current view, through no symlink.
-Status open_target(const char *path, Fd &out) {
-    out = open_below(AT_FDCWD, path, O_PATH | O_DIRECTORY, Resolve::NoSymlinks);
-    return out.valid() ? Status() : Status::from_errno(std::string("mount point ") + path);
-}
-
-Status attach(int mnt, const char *target) {
-    Fd where;
-    if (auto s = open_target(target, where); !s.ok()) {
-        return s;
-    }
-    if (::move_mount(mnt, "", where.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) !=
-        0) {
-        return Status::from_errno(std::string("mounting the job's ") + target);
-    }
-    return {};
-}
-
-Status mount_tmpfs(const std::string &size, const char *target, const char *inodes = nullptr) {
-    std::vector<FsParam> params = {{"mode", "1777"}};
-    if (!size.empty()) {
-        params.push_back({"size", size.c_str()});
-    }
-    if (inodes != nullptr) {
-        params.push_back({"nr_inodes", inodes});
-    }
-    Fd mnt;
-    if (auto s = make_mount("tmpfs", params, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, mnt); !s.ok()) {
-        return Status::failure(std::string("creating the job's ") + target + ": " + s.message());
-    }
-    return attach(mnt.get(), target);
-}
-
 Status mount_job_tmp(const Inputs &in, int tmp_tree) {
     switch (in.config.job_tmp) {
     case JobTmp::Node:
         return {}; // the node view's /tmp stays
     case JobTmp::Tmpfs:
-        return mount_tmpfs(in.config.job_tmp_size, "/tmp");
+        return mount_private_tmpfs(in.config.job_tmp_size, "/tmp");
     case JobTmp::Directory:
         break;
     }
-    return attach(tmp_tree, "/tmp");
+    return attach_mount(tmp_tree, "/tmp");
 }
 
 // A detached copy of the directory `dir`, nosuid and nodev.
@@ -231,7 +199,7 @@ Status start_tasks_view_holder(const char *what, const std::function<void(int, i
 // current view): the same filesystem, so what the job wrote there stays.
 Status clone_mount(const char *path, Fd &out) {
     Fd where;
-    if (auto s = open_target(path, where); !s.ok()) {
+    if (auto s = open_mount_point(path, where); !s.ok()) {
         return s;
     }
     out.reset(::open_tree(where.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
@@ -271,15 +239,15 @@ Status refresh_in_child(const Inputs &in, pid_t &maker, Fd &keep_maker) {
         return Status::from_errno("making the job's view");
     }
     if (tmp_tree.valid()) {
-        if (auto s = attach(tmp_tree.get(), "/tmp"); !s.ok()) {
+        if (auto s = attach_mount(tmp_tree.get(), "/tmp"); !s.ok()) {
             return s;
         }
     }
-    if (auto s = attach(shm_tree.get(), "/dev/shm"); !s.ok()) {
+    if (auto s = attach_mount(shm_tree.get(), "/dev/shm"); !s.ok()) {
         return s;
     }
     if (run_lock_tree.valid()) {
-        if (auto s = attach(run_lock_tree.get(), "/run/lock"); !s.ok()) {
+        if (auto s = attach_mount(run_lock_tree.get(), "/run/lock"); !s.ok()) {
             return s;
         }
     }
@@ -322,13 +290,14 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
     if (auto s = mount_job_tmp(in, tmp_tree.get()); !s.ok()) {
         return s;
     }
-    if (auto s = mount_tmpfs(in.config.job_shm_size, "/dev/shm"); !s.ok()) {
+    if (auto s = mount_private_tmpfs(in.config.job_shm_size, "/dev/shm"); !s.ok()) {
         return s;
     }
     // run=node: the node's /run is shared by its jobs; its one place users
     // may write, /run/lock, is the job's own (sys/run_view.hpp).
     if (in.config.run == RunMode::Node) {
-        if (auto s = mount_tmpfs(kJobRunLockSize, "/run/lock", kJobRunLockInodes); !s.ok()) {
+        if (auto s = mount_private_tmpfs(kJobRunLockSize, "/run/lock", kJobRunLockInodes);
+            !s.ok()) {
             return s;
         }
     }
