@@ -195,6 +195,20 @@ Status start_tasks_view_holder(const char *what, const std::function<void(int, i
     return make_stepd_view_noexec();
 }
 
+// In the creator child: a new mount namespace copied from the node's jail
+// namespace `node_ns`, receiving the node's later mount changes (a slave):
+// the job's stepd view, before what is the job's own is mounted in it.
+Status make_view_from_node(int node_ns) {
+    if (::setns(node_ns, CLONE_NEWNS) != 0) {
+        return Status::from_errno("entering the node's jail namespace");
+    }
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+        return Status::from_errno("making the job's view");
+    }
+    return {};
+}
+
 // A detached copy of the mount at `path` (the job's /tmp or /dev/shm in its
 // current view): the same filesystem, so what the job wrote there stays.
 Status clone_mount(const char *path, Fd &out) {
@@ -231,12 +245,8 @@ Status refresh_in_child(const Inputs &in, pid_t &maker, Fd &keep_maker) {
             return s;
         }
     }
-    if (::setns(in.node_ns, CLONE_NEWNS) != 0) {
-        return Status::from_errno("entering the node's jail namespace");
-    }
-    if (::unshare(CLONE_NEWNS) != 0 ||
-        ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
-        return Status::from_errno("making the job's view");
+    if (auto s = make_view_from_node(in.node_ns); !s.ok()) {
+        return s;
     }
     if (tmp_tree.valid()) {
         if (auto s = attach_mount(tmp_tree.get(), "/tmp"); !s.ok()) {
@@ -280,12 +290,8 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
             return s;
         }
     }
-    if (::setns(in.node_ns, CLONE_NEWNS) != 0) {
-        return Status::from_errno("entering the node's jail namespace");
-    }
-    if (::unshare(CLONE_NEWNS) != 0 ||
-        ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
-        return Status::from_errno("making the job's view");
+    if (auto s = make_view_from_node(in.node_ns); !s.ok()) {
+        return s;
     }
     if (auto s = mount_job_tmp(in, tmp_tree.get()); !s.ok()) {
         return s;
