@@ -185,15 +185,23 @@ void look_for_stepd(int node_proc, std::uint32_t job, bool &seen, bool &extern_s
     });
 }
 
-// Reaps orphans; every JobWatch::kCheckEvery looks whether the job is still
-// on the node, and once it is gone ends it and exits.
-[[noreturn]] void live_until_the_job_is_gone(int job_proc, const JobLifeline &lifeline) noexcept {
+// An init takes no signal but as it waits for them: every signal is blocked
+// (a PID namespace's init ignores what it has no handler for anyway). Returns
+// the set it waits on: SIGCHLD, to reap orphans.
+sigset_t block_all_signals() noexcept {
     sigset_t all;
     sigfillset(&all);
     (void)::sigprocmask(SIG_BLOCK, &all, nullptr);
     sigset_t child;
     sigemptyset(&child);
     sigaddset(&child, SIGCHLD);
+    return child;
+}
+
+// Reaps orphans; every JobWatch::kCheckEvery looks whether the job is still
+// on the node, and once it is gone ends it and exits.
+[[noreturn]] void live_until_the_job_is_gone(int job_proc, const JobLifeline &lifeline) noexcept {
+    const sigset_t child = block_all_signals();
     const timespec every{JobWatch::kCheckEvery.count(), 0};
     JobWatch watch(JobWatch::Clock::now());
     auto last_look = JobWatch::Clock::now();
@@ -237,12 +245,7 @@ void look_for_stepd(int node_proc, std::uint32_t job, bool &seen, bool &extern_s
 // is gone), then ends: the kernel then kills every process left in the PID
 // namespace.
 [[noreturn]] void reap_until_eof(int life_fd) noexcept {
-    sigset_t all;
-    sigfillset(&all);
-    (void)::sigprocmask(SIG_BLOCK, &all, nullptr);
-    sigset_t child;
-    sigemptyset(&child);
-    sigaddset(&child, SIGCHLD);
+    const sigset_t child = block_all_signals();
     const Fd sigs(::signalfd(-1, &child, SFD_CLOEXEC | SFD_NONBLOCK));
     if (!sigs.valid()) {
         ::_exit(1);
