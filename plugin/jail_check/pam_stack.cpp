@@ -63,10 +63,10 @@ std::vector<std::string> tokens_of(const std::string &line) {
         }
         std::size_t end = i;
         if (line[i] == '[') {
-            end = line.find(']', i);
-            end = end == std::string::npos ? line.size() : end + 1;
+            const std::size_t closing = std::min(line.find(']', i), line.size());
+            end = std::min(closing + 1, line.size());
             std::string inner;
-            for (const auto &word : words_of(line.substr(i + 1, end - i - 2))) {
+            for (const auto &word : words_of(line.substr(i + 1, closing - i - 1))) {
                 inner += (inner.empty() ? "" : " ") + word;
             }
             out.push_back("[" + inner + "]");

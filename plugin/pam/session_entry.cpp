@@ -146,9 +146,9 @@ Status load_config(const std::string &plugstack, Config &out) {
 // In the node's jail view: a new PID namespace for this process's children
 // and a new IPC namespace (System V IPC, POSIX message queues) of the
 // session's own, its init (PID 1, which makes the view with the namespace's
-// own /proc, /tmp and /dev/shm), and this process in that view. The init's lifeline is this
-// process's (and, inherited, its children's) until they end: the write end is kept open on purpose
-// and closed on exec.
+// own /proc, /tmp and /dev/shm), and this process in that view. The init's
+// lifeline is this process's (and, inherited, its children's) until they
+// end: the write end is kept open on purpose and closed on exec.
 Status start_private_session(const SessionPlan &plan) {
     if (::unshare(CLONE_NEWPID | CLONE_NEWIPC) != 0) {
         return Status::from_errno("making the session's PID and IPC namespaces");

@@ -208,16 +208,20 @@ task_epilog_off_on_both() {
 }
 
 # What the su's session leaves is its own and goes with it: its /tmp and
-# /dev/shm are not the node's, nor its System V IPC.
+# /dev/shm are not the node's, nor its System V IPC. The profile reports
+# what it saw, so the test knows it ran.
 @test "sbatch --get-user-env: what the user's ~/.bash_profile writes to /tmp, /dev/shm and System V IPC is gone after the su" {
-    cat >"$HOST_HOME/.bash_profile" <<'PROFILE'
+    cat >"$HOST_HOME/.bash_profile" <<PROFILE
 head -c 1048576 /dev/zero >/tmp/e2e-su-tmp
 head -c 1048576 /dev/zero >/dev/shm/e2e-su-shm
 ipcmk -M 1048576 >/dev/null
+echo "fs=\$(stat -f -c %T /tmp),\$(stat -f -c %T /dev/shm) ipc=\$(ipcs -m | grep -c '^0x')" >"\$HOME/$T/su-profile.out"
 PROFILE
     chown "$TEST_UID:$TEST_UID" "$HOST_HOME/.bash_profile"
     run ush "cd $T && sbatch -w node1 --get-user-env --wait -o su.out --wrap 'ls -A /tmp /dev/shm'"
     assert_success
+    run cat "$HOST_HOME/$T/su-profile.out"
+    assert_output "fs=tmpfs,tmpfs ipc=1"
     run cat "$HOST_HOME/$T/su.out"
     refute_output --partial e2e-su
     [ ! -e "$STATE/nodes/node1/tmp/e2e-su-tmp" ]

@@ -172,6 +172,7 @@ no_leftover() { ! pgrep -f 'sleep 4242' >/dev/null && ! pgrep -x sjail-ssh-init 
     assert_output 0
     # A later session starts with none of it.
     run sshnode1 'ls -A /tmp /dev/shm; echo ipc=$(ipcs -m | grep -c "^0x")'
+    assert_success
     refute_output --partial e2e-nojob
     assert_line ipc=0
 }

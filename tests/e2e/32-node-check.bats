@@ -3,9 +3,10 @@
 # slurm-jail-check on a compute node of the local cluster: what it says of
 # the node's su, which slurmd runs for sbatch --get-user-env (10-no-host-root
 # shows that su, through the nodes' stack, runs the user's login scripts in
-# the jail), read as PAM runs it. Checked where the cluster runs this machine's Slurm release:
-# inside another release's rootfs the check did not see the node's slurmd
-# (not understood yet), so tests/compat does not run this file.
+# the jail), its PAM stack read as PAM runs it. Checked where the cluster
+# runs this machine's Slurm release: inside another release's rootfs the
+# check did not see the node's slurmd (not understood yet), so tests/compat
+# does not run this file.
 
 setup() {
     load helpers
