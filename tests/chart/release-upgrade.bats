@@ -5,20 +5,22 @@
 # README says ("Upgrading Slurm"): the controller first (controller.image
 # set to the new release's worker image), then nodes, login and jail
 # (slurm.release). Run by hack/kube-run; tests depend on their order.
-# It builds the 26.05 images too (minutes the first time).
+# The new release's images are built in the background from the suite's
+# start (upgrade-images.bash); setup_file waits for them.
 
 load helpers
+load upgrade-images
 
-old=24.11
-new=26.05
+old=$upgrade_old
+new=$upgrade_new
 
 setup_file() {
     require_tools
     local start
     build_images
     start=$(date +%s.%N)
-    "$root/images/build-images" --slurm "$new" >/dev/null
-    note "images/build-images --slurm $new: $(seconds_since "$start") s"
+    await_upgrade_images
+    note "images/build-images --slurm $new: waited $(seconds_since "$start") s for it (started with the suite)"
     make_user_keys
     release_start -f "$BATS_FILE_TMPDIR/keys.yaml" --set-string slurm.release="$old"
     make_known_hosts "$BATS_FILE_TMPDIR/install.yaml"
@@ -50,7 +52,7 @@ upgrade_to() {
     run as_testuser 'echo kept > before-upgrade.txt; sinfo -V'
     assert_success
     assert_output --regexp "^slurm(-wlm)? ${old//./\\.}\."
-    run as_testuser "sbatch --parsable -w t-slurm-cluster-cpu-0 -o across-%j.out --wrap 'sleep 60; echo finished on \$SLURMD_NODENAME'"
+    run as_testuser "sbatch --parsable -w t-slurm-cluster-cpu-0 -o across-%j.out --wrap 'sleep 30; echo finished on \$SLURMD_NODENAME'"
     assert_success
     echo "$output" >"$BATS_FILE_TMPDIR/job"
     for _ in $(seq 40); do [[ "$(job_state "$output")" == *RUNNING* ]] && break; sleep 0.25; done
@@ -76,8 +78,17 @@ upgrade_to() {
 @test "step 2: nodes, login and jail move to $new; the running job finishes, /home is kept, new jobs run" {
     local job
     job=$(cat "$BATS_FILE_TMPDIR/job")
+    # Still running as the nodes' upgrade starts (30 s from its start; the
+    # steps before take about 10), so the upgrade has a job to wait for.
+    assert_equal "$(job_state "$job")" 'JobState=RUNNING ExitCode=0:0 '
     run upgrade_to nodes.yaml --set-string slurm.release="$new"
     assert_success
+    # Each old worker drained itself through the slurm.conf it started with
+    # (the ConfigMap now holds the new release's), and the one running the
+    # job waited for it.
+    refute_output --partial 'scontrol failed'
+    assert_output --partial 'node-lifecycle: t-slurm-cluster-cpu-0: drained, no jobs left'
+    assert_output --partial 'node-lifecycle: t-slurm-cluster-cpu-1: drained, no jobs left'
     # Every pod runs a $new image.
     run kr get
     assert_success

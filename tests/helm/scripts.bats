@@ -12,6 +12,10 @@ setup() {
     mkdir -p "$bin"
     export PATH=$bin:$PATH CALLS=$BATS_TEST_TMPDIR/calls
     export SLURM_NODENAME=t-slurm-cluster-gpu-1 NODE_LIFECYCLE_POLL=0.1 NODE_LIFECYCLE_MUNGE_WAIT=0 NODE_LIFECYCLE_DOWN_WAIT=0 NODE_LIFECYCLE_CTLD_WAIT=0
+    # The pod's slurm.conf (the ConfigMap) and where resume keeps its copy.
+    export SLURM_CONF=$BATS_TEST_TMPDIR/etc/slurm.conf NODE_LIFECYCLE_START_CONF=$BATS_TEST_TMPDIR/run/slurm-jail-chart/slurm.conf
+    mkdir -p "${SLURM_CONF%/*}"
+    echo "ClusterName=as-started" >"$SLURM_CONF"
     : >"$CALLS"
     fake scontrol 0
     # sinfo: a node nobody drained (tests that need another answer replace it)
@@ -155,6 +159,45 @@ fake() {
     assert_success
     run cat "$CALLS"
     assert_line "sinfo -h -n t-slurm-cluster-gpu-1 -o %E"
+    assert_line "scontrol update nodename=t-slurm-cluster-gpu-1 state=resume"
+}
+
+@test "drain reads the slurm.conf the pod started with, which resume kept, after an upgrade rewrote the ConfigMap" {
+    run sh "$files/node-lifecycle" resume
+    assert_success
+    # The upgrade: a newer release's slurm.conf under the running pod.
+    echo "NamespaceType=namespace/slurm_jail" >"$SLURM_CONF"
+    # scontrol and squeue record the slurm.conf they were given.
+    printf '#!/bin/sh\necho "$(basename "$0") $(cat "$SLURM_CONF")" >>"$CALLS"\n' >"$bin/scontrol"
+    cp "$bin/scontrol" "$bin/squeue"
+    chmod +x "$bin/scontrol" "$bin/squeue"
+    run sh "$files/node-lifecycle" drain 60
+    assert_success
+    assert_output --partial "drained, no jobs left"
+    run cat "$CALLS"
+    assert_line "scontrol ClusterName=as-started"
+    assert_line "squeue ClusterName=as-started"
+    refute_output --partial NamespaceType
+}
+
+@test "drain of a pod that kept no copy (started by an older chart) reads the mounted slurm.conf" {
+    printf '#!/bin/sh\necho "$(basename "$0") SLURM_CONF=$SLURM_CONF" >>"$CALLS"\n' >"$bin/scontrol"
+    chmod +x "$bin/scontrol"
+    run sh "$files/node-lifecycle" drain 60
+    assert_success
+    run cat "$CALLS"
+    assert_line "scontrol SLURM_CONF=$SLURM_CONF"
+    [ ! -e "$NODE_LIFECYCLE_START_CONF" ]
+}
+
+@test "resume: a copy it cannot keep is a note; the node is still resumed" {
+    # Its directory cannot be made: a file is in the way.
+    : >"$BATS_TEST_TMPDIR/run"
+    fake sinfo 0 "slurm-jail-chart: pod terminating"
+    run sh "$files/node-lifecycle" resume
+    assert_success
+    assert_output --partial "could not keep a copy of $SLURM_CONF at $NODE_LIFECYCLE_START_CONF; drain will read $SLURM_CONF"
+    run cat "$CALLS"
     assert_line "scontrol update nodename=t-slurm-cluster-gpu-1 state=resume"
 }
 
