@@ -17,16 +17,22 @@ setup_file() {
     exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- # mmdebstrap's apt breaks on bats's open fds
     [ "$(id -u)" -eq 0 ] || return 0        # the tests say why they skip
     local rel
+    # The releases build side by side: one's root is downloaded and unpacked
+    # while the other compiles.
     for rel in "${releases[@]}"; do
         # The release's own build directory (build-REL), away from the
         # host's build: the one 'local-cluster up --slurm REL' then builds
         # its plugins in (e2e-releases.bats), so each release compiles once.
-        "$SLURM_JAIL_ROOT/hack/build-release" "$rel" Release \
-            -DSLURM_JAIL_BUILD_BENCH=OFF -DSLURM_JAIL_BUILD_HEALTH=OFF \
-            -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON -- --target "${targets[@]}" \
-            >"$BATS_FILE_TMPDIR/build-$rel.log" 2>&1
-        echo $? >"$BATS_FILE_TMPDIR/build-$rel.rc"
+        (
+            rc=0
+            "$SLURM_JAIL_ROOT/hack/build-release" "$rel" Release \
+                -DSLURM_JAIL_BUILD_BENCH=OFF -DSLURM_JAIL_BUILD_HEALTH=OFF \
+                -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON -- --target "${targets[@]}" \
+                >"$BATS_FILE_TMPDIR/build-$rel.log" 2>&1 || rc=$?
+            echo "$rc" >"$BATS_FILE_TMPDIR/build-$rel.rc"
+        ) &
     done
+    wait
 }
 
 setup() {
