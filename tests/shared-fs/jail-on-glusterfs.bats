@@ -9,8 +9,8 @@
 # per-brick counters), what a stopped or hung server does to new steps, and
 # slurm-jail-fs-check draining and resuming a node.
 #
-# SLURM_JAIL_SHARED_FS_E2E="01-jail-entry ...": the e2e files to run (default
-# below). Counts and durations go to the TAP stream as comments.
+# SLURM_JAIL_SHARED_FS_E2E="01-jail-entry ...": the e2e files to run (default:
+# e2e-files.bash). Counts and durations go to the TAP stream as comments.
 
 setup_file() {
     : "${SLURM_JAIL_ROOT:?run through tests/run-all, or set SLURM_JAIL_ROOT}"
@@ -23,7 +23,9 @@ setup() {
     # shellcheck source=tests/e2e/helpers.bash
     . "$SLURM_JAIL_ROOT/tests/e2e/helpers.bash"
     load_assertions
-    E2E_FILES=${SLURM_JAIL_SHARED_FS_E2E:-01-jail-entry 02-shared-root 06-fail-closed 12-job-isolation 09-ssh 20-gpu 07-soak}
+    # shellcheck source=tests/shared-fs/e2e-files.bash
+    . "$SLURM_JAIL_ROOT/tests/shared-fs/e2e-files.bash"
+    E2E_FILES=${SLURM_JAIL_SHARED_FS_E2E:-${shared_fs_e2e_files[*]}}
     STEP_OPS=${SLURM_JAIL_BUILD_DIR:-$SLURM_JAIL_ROOT/build}/bench/sjail-step-ops
     # The cluster's plugstack.conf line, with a state directory of its own
     # (beside chroot.so's on node1) so that Slurm's steps keep theirs.
