@@ -18,7 +18,16 @@ setup_file() {
     [ "$(id -u)" -eq 0 ] || return 0        # the tests say why they skip
     local rel
     # The releases build side by side: one's root is downloaded and unpacked
-    # while the other compiles.
+    # while the other compiles. Their jails' rootfs too, which
+    # e2e-releases.bats's 'local-cluster up --slurm REL' then finds cached.
+    for rel in "${releases[@]}"; do
+        (
+            local args
+            mapfile -t args < <(lc_jail jail_rootfs_args "$rel")
+            "$SLURM_JAIL_ROOT/hack/jail-rootfs" "${args[@]}" >"$BATS_FILE_TMPDIR/jail-$rel.log" 2>&1 ||
+                echo "hack/jail-rootfs ${args[*]} failed; local-cluster up --slurm $rel builds it again" >>"$BATS_FILE_TMPDIR/jail-$rel.log"
+        ) &
+    done
     for rel in "${releases[@]}"; do
         # The release's own build directory (build-REL), away from the
         # host's build: the one 'local-cluster up --slurm REL' then builds
@@ -33,6 +42,21 @@ setup_file() {
         ) &
     done
     wait
+}
+
+# lc_jail FUNCTION ARGS...: a function of hack/lib/local-cluster/jail.sh
+# (jail_rootfs_args) with the local cluster's settings.
+lc_jail() {
+    (
+        LC_LIB=$SLURM_JAIL_ROOT/hack/lib/local-cluster
+        # shellcheck source=hack/lib/slurm-releases.sh
+        . "$LC_LIB/../slurm-releases.sh"
+        # shellcheck source=hack/lib/local-cluster/common.sh
+        . "$LC_LIB/common.sh"
+        # shellcheck source=hack/lib/local-cluster/jail.sh
+        . "$LC_LIB/jail.sh"
+        "$@"
+    )
 }
 
 setup() {

@@ -6,6 +6,20 @@ LC_POPULATE=$LC_ROOT/images/populate_jail/populate-jail
 
 jail_dir() { echo "$LC_STATE/jail"; }
 
+# jail_rootfs_args REL: hack/jail-rootfs's arguments (one per line) for the
+# jail of a cluster on Slurm REL. MPICH's runtime, for MPI jobs across nodes
+# (srun --mpi=pmi2). This machine's release: libfmt9 too, which
+# slurm-jail-nccl-check (built on this machine) needs, as in the jail image
+# (keep bench/cluster-bench's call, made outside its offline namespace, the
+# same). Another release: its suite, with its Slurm client.
+jail_rootfs_args() {
+    if [ "$1" = "$(host_release)" ]; then
+        printf '%s\n' --include libfmt9 --include libmpich12
+    else
+        printf '%s\n' --include libmpich12 --slurm "$1"
+    fi
+}
+
 # Unpack the cached rootfs tarball once per tarball into $LC_STATE/rootfs.
 unpack_rootfs() {
     local tarball=$1 dir=$LC_STATE/rootfs
