@@ -4,46 +4,24 @@
 #include "sjail/core/digest.hpp"
 #include "sjail/core/gpu_driver.hpp"
 #include "sjail/core/path_rules.hpp"
-#include "sjail/core/proc_options.hpp"
+#include "sjail/core/settings.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <set>
 
 namespace sjail {
 namespace {
 
-constexpr std::string_view kHint =
-    "; see chroot.so(8) for the settings (jail= bind= munge= conf_dir= spool= tmp= state= "
-    "allow_opt_out= build_timeout= recheck= job_tmp= job_tmp_size= job_shm_size= proc= gpu= "
-    "gpu_driver_root= gpu_mps_dir= run=)";
-
-constexpr int kMaxBuildTimeout = 3600;
-
-Status parse_bind(std::string_view value, BindSpec &bind) {
-    auto fields = split(value, ':');
-    if (fields.size() > 1 && fields.back() == "ro") {
-        bind.read_only = true;
-        fields.pop_back();
-    } else if (fields.size() > 1 && fields.back() == "rw") {
-        fields.pop_back();
+// "; see chroot.so(8) for the settings (jail= bind= ... run=)": every key, as
+// the settings table lists them.
+std::string settings_hint() {
+    std::string hint = "; see chroot.so(8) for the settings (";
+    for (const auto &setting : settings()) {
+        hint += setting.name;
+        hint += "= ";
     }
-    if (fields.empty() || fields.size() > 2) {
-        return Status::failure("bind=" + std::string(value) +
-                               " is malformed; write SRC[:DST][:ro]");
-    }
-    bind.source = fields[0];
-    bind.target = fields.size() == 2 ? fields[1] : fields[0];
-    if (auto s = check_absolute_path("bind source", bind.source); !s.ok()) {
-        return Status::failure("bind=" + std::string(value) + ": " + s.message());
-    }
-    if (auto s = check_absolute_path("bind target", bind.target); !s.ok()) {
-        return Status::failure("bind=" + std::string(value) + ": " + s.message());
-    }
-    if (bind.target == "/") {
-        return Status::failure("bind=" + std::string(value) + ": cannot bind over the jail root");
-    }
-    return {};
+    hint.back() = ')';
+    return hint;
 }
 
 // With gpu= on or auto, the plugin mounts the node's driver tree and a
@@ -120,181 +98,20 @@ Status check_targets(const Config &config) {
     return {};
 }
 
-Status set_once(std::set<std::string> &seen, const std::string &key, std::string &field,
-                const std::string &value) {
-    if (!seen.insert(key).second) {
-        return Status::failure(key + "= is given twice; give it once");
-    }
-    if (key != "allow_opt_out") {
-        if (auto s = check_absolute_path(key, value); !s.ok()) {
-            return s;
-        }
-    }
-    field = value;
-    return {};
-}
-
-Status parse_seconds(const std::string &key, const std::string &value, int &out, int least = 1) {
-    int seconds = 0;
-    const auto *end = value.data() + value.size();
-    auto [ptr, ec] = std::from_chars(value.data(), end, seconds);
-    if (value.empty() || ec != std::errc() || ptr != end || seconds < least ||
-        seconds > kMaxBuildTimeout) {
-        return Status::failure(key + "=" + value + " is not a number of seconds from " +
-                               std::to_string(least) + " to " + std::to_string(kMaxBuildTimeout));
-    }
-    out = seconds;
-    return {};
-}
-
-// A tmpfs size= value: a number with an optional k, m, g or % suffix.
-Status check_size(const std::string &key, const std::string &value) {
-    const std::size_t digits = value.find_first_not_of("0123456789");
-    const bool suffix_ok =
-        digits == std::string::npos ||
-        (digits + 1 == value.size() &&
-         std::string_view("kKmMgG%").find(value[digits]) != std::string_view::npos);
-    if (digits == 0 || value.empty() || !suffix_ok) {
-        return Status::failure(key + "=" + value +
-                               " is not a size; write a number with an optional k, m, g or % "
-                               "suffix (e.g. 20g or 25%)");
-    }
-    return {};
-}
-
-Status parse_job_tmp(const std::string &value, Config &config) {
-    if (value == "tmpfs") {
-        config.job_tmp = JobTmp::Tmpfs;
-        return {};
-    }
-    if (value == "node") {
-        config.job_tmp = JobTmp::Node;
-        return {};
-    }
-    if (auto s = check_absolute_path("job_tmp", value); !s.ok()) {
-        return Status::failure(s.message() + " (or give tmpfs or node)");
-    }
-    config.job_tmp = JobTmp::Directory;
-    config.job_tmp_dir = value;
-    return {};
-}
-
-Status parse_run_mode(const std::string &value, RunMode &out) {
-    if (value == "node") {
-        out = RunMode::Node;
-        return {};
-    }
-    if (value == "jail") {
-        out = RunMode::Jail;
-        return {};
-    }
-    return Status::failure("run=" + value +
-                           " is not a mode; write run=node (the default: each node's own "
-                           "fresh /run) or run=jail (the shared jail's /run directory)");
-}
-
-// Single-valued settings that are not paths.
-Status apply_value(Config &config, const std::string &key, const std::string &value) {
-    if (key == "build_timeout") {
-        return parse_seconds(key, value, config.build_timeout_s);
-    }
-    if (key == "recheck") {
-        return parse_seconds(key, value, config.recheck_s, 0);
-    }
-    if (key == "job_tmp") {
-        return parse_job_tmp(value, config);
-    }
-    if (key == "gpu") {
-        const auto mode = parse_gpu_mode(value);
-        if (!mode) {
-            return Status::failure("gpu=" + value +
-                                   " is not a mode; write gpu=auto (the default), "
-                                   "gpu=on or gpu=off");
-        }
-        config.gpu = *mode;
-        return {};
-    }
-    if (key == "run") {
-        return parse_run_mode(value, config.run);
-    }
-    if (key == "job_tmp_size" || key == "job_shm_size") {
-        if (auto s = check_size(key, value); !s.ok()) {
-            return s;
-        }
-        (key == "job_tmp_size" ? config.job_tmp_size : config.job_shm_size) = value;
-        return {};
-    }
-    ProcOptions checked;
-    if (auto s = parse_proc_setting(value, checked); !s.ok()) {
-        return s;
-    }
-    config.proc_options = value;
-    return {};
-}
-
 Status apply(Config &config, std::set<std::string> &seen, const std::string &arg) {
     const std::size_t eq = arg.find('=');
     if (eq == std::string::npos || eq == 0) {
         return Status::failure("argument '" + arg + "' is not key=value");
     }
     const std::string key = arg.substr(0, eq);
-    const std::string value = arg.substr(eq + 1);
-    if (key == "bind") {
-        BindSpec bind;
-        if (auto s = parse_bind(value, bind); !s.ok()) {
-            return s;
-        }
-        config.binds.push_back(bind);
-        return {};
+    const Setting *setting = find_setting(key);
+    if (setting == nullptr) {
+        return Status::failure("unknown setting '" + key + "'");
     }
-    if (key == "allow_opt_out") {
-        std::string list;
-        if (auto s = set_once(seen, key, list, value); !s.ok()) {
-            return s;
-        }
-        for (const auto entry : split(list, ',')) {
-            if (entry.empty()) {
-                return Status::failure("allow_opt_out=" + value + " has an empty entry");
-            }
-            config.allow_opt_out.emplace_back(entry);
-        }
-        return {};
+    if (!setting->repeatable && !seen.insert(key).second) {
+        return Status::failure(key + "= is given twice; give it once");
     }
-    if (key == "gpu_mps_dir") {
-        if (auto s = set_once(seen, key, config.gpu_mps_dir, value); !s.ok()) {
-            return s;
-        }
-        if (is_same_or_below(value, "/tmp")) {
-            return Status::failure("gpu_mps_dir=" + value +
-                                   " lies under /tmp, which jobs see as their node-local /tmp; "
-                                   "run nvidia-cuda-mps-control with CUDA_MPS_PIPE_DIRECTORY in a "
-                                   "root-owned directory such as /run/nvidia-mps");
-        }
-        return {};
-    }
-    for (const char *name : {"build_timeout", "recheck", "job_tmp", "job_tmp_size", "job_shm_size",
-                             "proc", "gpu", "run"}) {
-        if (key == name) {
-            if (!seen.insert(key).second) {
-                return Status::failure(key + "= is given twice; give it once");
-            }
-            return apply_value(config, key, value);
-        }
-    }
-    const std::vector<std::pair<std::string, std::string *>> paths = {
-        {"jail", &config.jail},
-        {"munge", &config.munge_dir},
-        {"conf_dir", &config.conf_dir},
-        {"spool", &config.spool_dir},
-        {"tmp", &config.tmp_dir},
-        {"state", &config.state_dir},
-        {"gpu_driver_root", &config.gpu_driver_root}};
-    for (const auto &[name, field] : paths) {
-        if (key == name) {
-            return set_once(seen, key, *field, value);
-        }
-    }
-    return Status::failure("unknown setting '" + key + "'");
+    return setting->apply(config, setting->name, arg.substr(eq + 1));
 }
 
 } // namespace
@@ -304,7 +121,7 @@ ParsedConfig parse_config(const std::vector<std::string> &args) {
     std::set<std::string> seen;
     for (const auto &arg : args) {
         if (auto s = apply(parsed.config, seen, arg); !s.ok()) {
-            parsed.status = Status::failure("plugstack.conf: " + s.message() + std::string(kHint));
+            parsed.status = Status::failure("plugstack.conf: " + s.message() + settings_hint());
             return parsed;
         }
     }
@@ -326,44 +143,51 @@ ParsedConfig parse_config(const std::vector<std::string> &args) {
 
 namespace {
 
-// The fingerprint's text, a piece at a time.
-template <typename Add> void fingerprint_pieces(const Config &config, Add add) {
-    for (const std::string_view piece :
-         {std::string_view("v1 jail="), std::string_view(config.jail), std::string_view(" munge="),
-          std::string_view(config.munge_dir), std::string_view(" conf_dir="),
-          std::string_view(config.conf_dir), std::string_view(" spool="),
-          std::string_view(config.spool_dir), std::string_view(" tmp="),
-          std::string_view(config.tmp_dir), std::string_view(" proc="),
-          std::string_view(config.proc_options)}) {
-        add(piece);
-    }
-    for (const auto &bind : config.binds) {
-        for (const std::string_view piece :
-             {std::string_view(" bind="), std::string_view(bind.source), std::string_view(":"),
-              std::string_view(bind.target), std::string_view(bind.read_only ? ":ro" : "")}) {
-            add(piece);
+// The fingerprint's text, a piece at a time: the value of every setting that
+// shapes the view, in the settings table's order.
+void fingerprint_pieces(const Config &config, PieceSink &sink) {
+    sink.add("v2");
+    for (const auto &setting : settings()) {
+        if (setting.shapes_view) {
+            sink.add(" ");
+            sink.add(setting.name);
+            sink.add("=");
+            setting.show(config, sink);
         }
     }
-    for (const std::string_view piece :
-         {std::string_view(" gpu="), gpu_mode_name(config.gpu),
-          std::string_view(" gpu_driver_root="), std::string_view(config.gpu_driver_root),
-          std::string_view(" gpu_mps_dir="), std::string_view(config.gpu_mps_dir),
-          std::string_view(" run="), run_mode_name(config.run)}) {
-        add(piece);
-    }
 }
+
+class TextSink final : public PieceSink {
+  public:
+    explicit TextSink(std::string &out) : out_(out) {}
+    void add(std::string_view piece) override { out_ += piece; }
+
+  private:
+    std::string &out_;
+};
+
+class DigestSink final : public PieceSink {
+  public:
+    explicit DigestSink(Digest &digest) : digest_(digest) {}
+    void add(std::string_view piece) override { digest_.add(piece); }
+
+  private:
+    Digest &digest_;
+};
 
 } // namespace
 
 std::string fingerprint(const Config &config) {
     std::string out;
-    fingerprint_pieces(config, [&out](std::string_view piece) { out += piece; });
+    TextSink sink(out);
+    fingerprint_pieces(config, sink);
     return out;
 }
 
 std::string fingerprint_digest(const Config &config) {
     Digest digest;
-    fingerprint_pieces(config, [&digest](std::string_view piece) { digest.add(piece); });
+    DigestSink sink(digest);
+    fingerprint_pieces(config, sink);
     return digest.hex();
 }
 

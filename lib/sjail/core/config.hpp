@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Parsing of the plugstack.conf arguments of chroot.so. Pure: no system calls.
+// Parsing of the plugstack.conf arguments of chroot.so (each key's row is in
+// settings.hpp). Pure: no system calls.
 #pragma once
 
 #include "sjail/core/gpu_mode.hpp"
@@ -53,6 +54,8 @@ struct Config {
     std::string gpu_driver_root;                     // gpu_driver_root= (empty: the usual places)
     std::string gpu_mps_dir = "/run/nvidia-mps";     // gpu_mps_dir=
     RunMode run = RunMode::Node;                     // run=node|jail
+
+    bool operator==(const Config &) const = default;
 };
 
 struct ParsedConfig {
