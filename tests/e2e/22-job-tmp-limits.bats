@@ -6,15 +6,12 @@
 
 setup_file() {
     load helpers
-    "$LC" down >&2
-    SLURM_JAIL_LOCAL_PLUGSTACK_EXTRA='job_tmp_size=16m job_shm_size=8m' "$LC" up >&2
-    install_probe
+    restart_cluster_with SLURM_JAIL_LOCAL_PLUGSTACK_EXTRA='job_tmp_size=16m job_shm_size=8m'
 }
 
 teardown_file() {
     load helpers
-    "$LC" down >&2
-    "$LC" up >&2
+    restore_suite_cluster
 }
 
 setup() {

@@ -7,15 +7,13 @@
 setup_file() {
     load helpers
     [ -d /sys/fs/cgroup/memory ] || return 0 # the tests skip, naming the controller
-    "$LC" down >&2
-    SLURM_JAIL_LOCAL_CGROUP=yes "$LC" up >&2
+    restart_cluster_with SLURM_JAIL_LOCAL_CGROUP=yes
 }
 
 teardown_file() {
     load helpers
     [ -d /sys/fs/cgroup/memory ] || return 0
-    "$LC" down >&2
-    "$LC" up >&2
+    restore_suite_cluster
 }
 
 setup() {

@@ -11,15 +11,12 @@ JOB_TMP=/run/slurm-jail/jobtmp
 
 setup_file() {
     load helpers
-    "$LC" down >&2
-    SLURM_JAIL_LOCAL_PLUGSTACK_EXTRA="job_tmp=$JOB_TMP" "$LC" up >&2
-    install_probe
+    restart_cluster_with SLURM_JAIL_LOCAL_PLUGSTACK_EXTRA="job_tmp=$JOB_TMP"
 }
 
 teardown_file() {
     load helpers
-    "$LC" down >&2
-    "$LC" up >&2
+    restore_suite_cluster
 }
 
 setup() {

@@ -6,20 +6,18 @@
 # The cluster runs chroot.so alone (SPANK only, the benchmarks' setup) with
 # PrologFlags=Contain for this file, and is restored afterwards.
 
-# up_here: the cluster of this file.
-up_here() { SLURM_JAIL_LOCAL_JOB_CONTAINER=no SLURM_JAIL_LOCAL_CONTAIN=yes "$LC" up >&2; }
+# here: the settings of this file's cluster; up_here: the cluster up with them.
+here=(SLURM_JAIL_LOCAL_JOB_CONTAINER=no SLURM_JAIL_LOCAL_CONTAIN=yes)
+up_here() { env "${here[@]}" "$LC" up >&2; }
 
 setup_file() {
     load helpers
-    "$LC" down >&2
-    up_here
-    install_probe
+    restart_cluster_with "${here[@]}"
 }
 
 teardown_file() {
     load helpers
-    "$LC" down >&2
-    "$LC" up >&2
+    restore_suite_cluster
 }
 
 setup() {

@@ -7,15 +7,12 @@
 
 setup_file() {
     load helpers
-    "$LC" down >&2
-    SLURM_JAIL_LOCAL_JOB_CONTAINER=no "$LC" up >&2
-    install_probe
+    restart_cluster_with SLURM_JAIL_LOCAL_JOB_CONTAINER=no
 }
 
 teardown_file() {
     load helpers
-    "$LC" down >&2
-    "$LC" up >&2
+    restore_suite_cluster
 }
 
 setup() {

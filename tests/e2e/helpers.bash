@@ -74,6 +74,24 @@ PROBE_EOF
     chmod 0755 "$JAIL$PROBE"
 }
 
+# The files whose tests need the cluster started with other settings (the
+# SLURM_JAIL_LOCAL_* variables of hack/local-cluster: chroot.so's plugstack
+# line, the job container, cgroups) restart it in setup_file and bring the
+# suite's cluster back in teardown_file.
+#
+# restart_cluster_with VAR=VALUE...: the cluster restarted with those settings.
+restart_cluster_with() {
+    "$LC" down >&2
+    env "$@" "$LC" up >&2
+    install_probe
+}
+
+# restore_suite_cluster: the cluster as the suite started it.
+restore_suite_cluster() {
+    "$LC" down >&2
+    "$LC" up >&2
+}
+
 # ush SCRIPT: run a bash script as the test user on the login host (in the jail).
 ush() { "$LC" run -- bash -c "$1"; }
 
