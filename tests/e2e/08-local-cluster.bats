@@ -145,7 +145,10 @@ host_mounts() {
     assert_success
     run "$LC" up
     assert_success
-    # Each start logs afresh (the previous log is kept as .prev).
-    run grep -F 'error:' "$STATE/logs/slurmctld.log"
+    # Each start logs afresh (the previous log is kept as .prev). slurmctld
+    # times the machine's clock calls as it starts and reports a busy machine
+    # ("High latency for 1000 calls to gettimeofday()") as an error: that one
+    # names the load beside it, not the cluster.
+    run bash -c "grep -F 'error:' '$STATE/logs/slurmctld.log' | grep -vF 'High latency for 1000 calls to gettimeofday()'"
     assert_output ''
 }

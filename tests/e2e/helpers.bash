@@ -137,10 +137,13 @@ slurmd_pid() { pid_in "$STATE/nodes/$1/spool/slurmd.pid"; }
 # Mount table of a node's own mount namespace (where slurmstepd runs).
 # Mounts of podman containers (other suites, and private stores such as
 # /var/lib/containers-NAME) copied in at node start are left out: they come
-# and go with those containers.
+# and go with those containers. So are other tools' network namespace
+# handles below /run/netns (kube-run's pods, from the chart suite): the
+# host's /run/netns propagates into the node, and the cluster keeps its own
+# handles in its state directory.
 node_mounts() {
     nsenter -t "$(slurmd_pid "$1")" -m findmnt -rn -o TARGET,SOURCE,FSTYPE |
-        grep -v -E '^/var/lib/containers(-[^/ ]+)?/' | sort
+        grep -v -E '^/var/lib/containers(-[^/ ]+)?/|^/run/netns/' | sort
 }
 
 # node_mounts without the plugin's namespace files (the node's, rebuilt when

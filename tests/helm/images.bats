@@ -103,7 +103,7 @@ prun() { # IMAGE [PODMAN OPTION]... -- [COMMAND ARG...]: a throwaway container w
         grep -F '| Slurm config (ConfigMap, read-only) |' "$contract" | grep -q "$f"
     done
     # plugin defaults the chart relies on (node-local tmp, spool)
-    grep -q '| `tmp` | `/var/lib/slurm-jail/tmp` |' "$contract"
+    grep -q '| `tmp=DIR` | `/var/lib/slurm-jail/tmp` |' "$root/README.md"
     container "$R/all.json" StatefulSet t-slurm-cluster-h100 | jq -e '.volumeMounts | any(.mountPath == "/var/lib/slurm-jail/tmp")' >/dev/null
 }
 
