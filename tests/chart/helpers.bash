@@ -81,10 +81,11 @@ dump_release() {
 
 ctl() { kr exec t-slurm-cluster-controller-0 -- "$@"; }
 
-# wait_for_nodes N [STATE]: until N nodes are in STATE (default idle).
+# wait_for_nodes N [STATE [SECONDS]]: until N nodes are in STATE (default
+# idle), for at most SECONDS (default 60).
 wait_for_nodes() {
     local want=$1 state=${2:-idle} have=0
-    for _ in $(seq 1 120); do
+    for _ in $(seq 1 $((${3:-60} * 2))); do
         have=$(ctl sinfo -h -N -o '%N %T' 2>/dev/null | grep -c " $state\$" || true)
         [ "$have" -ne "$want" ] || return 0
         sleep 0.5
