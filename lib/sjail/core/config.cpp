@@ -148,7 +148,7 @@ namespace {
 void fingerprint_pieces(const Config &config, PieceSink &sink) {
     sink.add("v2");
     for (const auto &setting : settings()) {
-        if (setting.shapes_view) {
+        if (setting.shapes_view()) {
             sink.add(" ");
             sink.add(setting.name);
             sink.add("=");

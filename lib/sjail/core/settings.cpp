@@ -205,33 +205,32 @@ void show_run(const Config &config, PieceSink &sink) {
     sink.add(run_mode_name(config.run));
 }
 
-// name, default, repeatable, shapes the view, apply, show
+// name, default, repeatable, apply, show (nullptr: does not shape the view)
 constexpr std::array kSettings = {
-    Setting{"jail", "", false, true, apply_path<&Config::jail>, show_text<&Config::jail>},
-    Setting{"bind", "", true, true, apply_bind, show_binds},
-    Setting{"munge", "/run/munge", false, true, apply_path<&Config::munge_dir>,
+    Setting{"jail", "", false, apply_path<&Config::jail>, show_text<&Config::jail>},
+    Setting{"bind", "", true, apply_bind, show_binds},
+    Setting{"munge", "/run/munge", false, apply_path<&Config::munge_dir>,
             show_text<&Config::munge_dir>},
-    Setting{"conf_dir", "/etc/slurm", false, true, apply_path<&Config::conf_dir>,
+    Setting{"conf_dir", "/etc/slurm", false, apply_path<&Config::conf_dir>,
             show_text<&Config::conf_dir>},
-    Setting{"spool", "/var/spool/slurmd", false, true, apply_path<&Config::spool_dir>,
+    Setting{"spool", "/var/spool/slurmd", false, apply_path<&Config::spool_dir>,
             show_text<&Config::spool_dir>},
-    Setting{"tmp", "/var/lib/slurm-jail/tmp", false, true, apply_path<&Config::tmp_dir>,
+    Setting{"tmp", "/var/lib/slurm-jail/tmp", false, apply_path<&Config::tmp_dir>,
             show_text<&Config::tmp_dir>},
-    Setting{"state", "/run/slurm-jail", false, false, apply_path<&Config::state_dir>, nullptr},
-    Setting{"allow_opt_out", "", false, false, apply_opt_out, nullptr},
-    Setting{"job_tmp", "tmpfs", false, false, apply_job_tmp, nullptr},
-    Setting{"job_tmp_size", "", false, false, apply_size<&Config::job_tmp_size>, nullptr},
-    Setting{"job_shm_size", "", false, false, apply_size<&Config::job_shm_size>, nullptr},
-    Setting{"proc", "", false, true, apply_proc, show_proc},
-    Setting{"build_timeout", "30", false, false, apply_seconds<&Config::build_timeout_s, 1>,
-            nullptr},
-    Setting{"recheck", "60", false, false, apply_seconds<&Config::recheck_s, 0>, nullptr},
-    Setting{"gpu", "auto", false, true, apply_gpu, show_gpu},
-    Setting{"gpu_driver_root", "", false, true, apply_path<&Config::gpu_driver_root>,
+    Setting{"state", "/run/slurm-jail", false, apply_path<&Config::state_dir>, nullptr},
+    Setting{"allow_opt_out", "", false, apply_opt_out, nullptr},
+    Setting{"job_tmp", "tmpfs", false, apply_job_tmp, nullptr},
+    Setting{"job_tmp_size", "", false, apply_size<&Config::job_tmp_size>, nullptr},
+    Setting{"job_shm_size", "", false, apply_size<&Config::job_shm_size>, nullptr},
+    Setting{"proc", "", false, apply_proc, show_proc},
+    Setting{"build_timeout", "30", false, apply_seconds<&Config::build_timeout_s, 1>, nullptr},
+    Setting{"recheck", "60", false, apply_seconds<&Config::recheck_s, 0>, nullptr},
+    Setting{"gpu", "auto", false, apply_gpu, show_gpu},
+    Setting{"gpu_driver_root", "", false, apply_path<&Config::gpu_driver_root>,
             show_text<&Config::gpu_driver_root>},
-    Setting{"gpu_mps_dir", "/run/nvidia-mps", false, true, apply_gpu_mps_dir,
+    Setting{"gpu_mps_dir", "/run/nvidia-mps", false, apply_gpu_mps_dir,
             show_text<&Config::gpu_mps_dir>},
-    Setting{"run", "node", false, true, apply_run, show_run},
+    Setting{"run", "node", false, apply_run, show_run},
 };
 
 } // namespace

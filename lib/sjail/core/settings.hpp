@@ -32,13 +32,16 @@ struct Setting {
     // leaving the key out); empty where there is none to write: required,
     // none, or the kernel's or the node's own.
     std::string_view default_value;
-    bool repeatable;  // given any number of times (bind=)
-    bool shapes_view; // in the fingerprint: a change rebuilds the node's namespace
+    bool repeatable; // given any number of times (bind=)
     // Checks the value and stores it (appends it, when repeatable); `key`
     // is the row's name, for messages.
     Status (*apply)(Config &config, std::string_view key, const std::string &value);
-    // The value for the fingerprint (shapes_view only).
+    // The value for the fingerprint; nullptr for a setting that does not
+    // shape the node's view.
     void (*show)(const Config &config, PieceSink &sink);
+
+    // In the fingerprint: a change rebuilds the node's namespace.
+    [[nodiscard]] bool shapes_view() const { return show != nullptr; }
 };
 
 // Every setting, in the order the docs list them.
