@@ -14,6 +14,8 @@ targets=(chroot job_container_slurm_jail slurm-jail-check pam_slurm_jail
     unit_tests jail_check_unit_tests pam_unit_tests gpu_unit_tests job_container_table_tests)
 
 setup_file() {
+    # shellcheck source=tests/lib/local_cluster.bash
+    . "$SLURM_JAIL_ROOT/tests/lib/local_cluster.bash"
     exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- # mmdebstrap's apt breaks on bats's open fds
     [ "$(id -u)" -eq 0 ] || return 0        # the tests say why they skip
     local rel
@@ -23,7 +25,7 @@ setup_file() {
     for rel in "${releases[@]}"; do
         (
             local args
-            mapfile -t args < <(lc_jail jail_rootfs_args "$rel")
+            mapfile -t args < <(lc_call jail_rootfs_args "$rel")
             "$SLURM_JAIL_ROOT/hack/jail-rootfs" "${args[@]}" >"$BATS_FILE_TMPDIR/jail-$rel.log" 2>&1 ||
                 echo "hack/jail-rootfs ${args[*]} failed; local-cluster up --slurm $rel builds it again" >>"$BATS_FILE_TMPDIR/jail-$rel.log"
         ) &
@@ -42,21 +44,6 @@ setup_file() {
         ) &
     done
     wait
-}
-
-# lc_jail FUNCTION ARGS...: a function of hack/lib/local-cluster/jail.sh
-# (jail_rootfs_args) with the local cluster's settings.
-lc_jail() {
-    (
-        LC_LIB=$SLURM_JAIL_ROOT/hack/lib/local-cluster
-        # shellcheck source=hack/lib/slurm-releases.sh
-        . "$LC_LIB/../slurm-releases.sh"
-        # shellcheck source=hack/lib/local-cluster/common.sh
-        . "$LC_LIB/common.sh"
-        # shellcheck source=hack/lib/local-cluster/jail.sh
-        . "$LC_LIB/jail.sh"
-        "$@"
-    )
 }
 
 setup() {

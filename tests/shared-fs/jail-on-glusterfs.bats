@@ -20,6 +20,8 @@ setup_file() {
 setup() {
     # shellcheck source=tests/lib/counted_bats.bash
     . "$SLURM_JAIL_ROOT/tests/lib/counted_bats.bash"
+    # shellcheck source=tests/lib/local_cluster.bash
+    . "$SLURM_JAIL_ROOT/tests/lib/local_cluster.bash"
     # shellcheck source=tests/e2e/helpers.bash
     . "$SLURM_JAIL_ROOT/tests/e2e/helpers.bash"
     load_assertions
@@ -33,19 +35,6 @@ setup() {
     PROBE_MEMO=/run/slurm-jail/step-ops/jail-probe
 }
 
-# lc_storage FUNCTION ARGS...: a function of hack/lib/local-cluster/storage.sh
-# (gluster_cli, storage_counts, ...) with the cluster's settings.
-lc_storage() {
-    (
-        LC_LIB=$SLURM_JAIL_ROOT/hack/lib/local-cluster
-        # shellcheck source=hack/lib/local-cluster/common.sh
-        . "$LC_LIB/common.sh"
-        # shellcheck source=hack/lib/local-cluster/storage.sh
-        . "$LC_LIB/storage.sh"
-        "$@"
-    )
-}
-
 # in_node1 CMD...: CMD as root in node1's namespaces (where its slurmstepd
 # would run).
 in_node1() { nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$@"; }
@@ -56,10 +45,10 @@ in_node1() { nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$@"; }
 step_ops() {
     local n=$1 gap=$2
     shift 2
-    lc_storage storage_counts >/dev/null # the counters from now on
+    lc_call storage_counts >/dev/null # the counters from now on
     in_node1 "$STEP_OPS" --steps "$n" --gap-ms "$gap" "${NODE_SETTINGS[@]}" "$@" >"$BATS_TEST_TMPDIR/step-ops.json" ||
         { cat "$BATS_TEST_TMPDIR/step-ops.json"; return 1; }
-    lc_storage storage_counts
+    lc_call storage_counts
 }
 
 no_gluster_process() { ! pgrep -f '^(glusterd|glusterfs|/usr/sbin/glusterfsd) ' >/dev/null; }
@@ -89,7 +78,7 @@ compat_file() {
     local host
     for host in node1 node2; do
         run nsenter -t "$(slurmd_pid "$host")" -m -- findmnt -n -o FSTYPE,SOURCE /mnt/jail
-        assert_output --regexp "^fuse\.glusterfs +$(lc_storage storage_addr):jail$"
+        assert_output --regexp "^fuse\.glusterfs +$(lc_call storage_addr):jail$"
     done
     # A client per host: node1, node2, the login host and this machine; a
     # login (local-cluster run) uses the login host's.
@@ -159,7 +148,7 @@ step_on_hung_server() {
     printf '# shared-fs: %s: the step failed after %s s (build_timeout=5)\n' "$label" "$took" >&3
     assert_equal "$rc" 1
     run jq -r '.errors[0]' "$out"
-    assert_output "the jail's filesystem did not answer within build_timeout=5 s (fuse.glusterfs $(lc_storage storage_addr):jail mounted at /mnt/jail); new steps on this node fail until its server answers again"
+    assert_output "the jail's filesystem did not answer within build_timeout=5 s (fuse.glusterfs $(lc_call storage_addr):jail mounted at /mnt/jail); new steps on this node fail until its server answers again"
     awk -v t="$took" 'BEGIN { exit !(t >= 5 && t < 7) }' || fail "the step took $took s"
     # The probe's child is gone once the server answers (or GlusterFS gives up).
     wait_until 20 bash -c '! pgrep -x sjail-step-ops'
@@ -191,13 +180,13 @@ step_on_hung_server() {
 
 @test "a stopped server: a step's probe fails at once with one line naming the filesystem; restarted, the next step works" {
     in_node1 rm -f "$PROBE_MEMO"
-    lc_storage gluster_cli volume stop jail >&2
+    lc_call gluster_cli volume stop jail >&2
     local t0=$EPOCHREALTIME
     run in_node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
     printf '# shared-fs: stopped server: the step failed after %s s\n' "$(elapsed_since "$t0")" >&3
     assert_failure
-    assert_output --partial "the jail's filesystem (fuse.glusterfs $(lc_storage storage_addr):jail mounted at /mnt/jail) cannot serve the jail"
-    lc_storage gluster_cli volume start jail >&2
+    assert_output --partial "the jail's filesystem (fuse.glusterfs $(lc_call storage_addr):jail mounted at /mnt/jail) cannot serve the jail"
+    lc_call gluster_cli volume start jail >&2
     wait_until 30 in_node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
     wait_until 30 jail_answers_here
     run ush "srun -w node1 $PROBE"
