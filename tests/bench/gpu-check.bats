@@ -43,6 +43,8 @@ ensure_driver_mount_point() {
     assert_line --partial "jail of this machine's root at /run/sjail-gpu-check/jail"
     assert_line "inside:  Driver Version: 550.54.15"
     assert_line "NVML: /usr/local/nvidia/lib64/libnvidia-ml.so.1"
+    # Then what the plugin bound of the node's driver (its STATE/gpu).
+    assert_line --regexp '^gpu=on'
     # Nothing stays: the jail and the work directory went with the namespace.
     [ ! -e /run/sjail-gpu-check ]
     [ ! -e /var/tmp/sjail-gpu-check ]
@@ -79,6 +81,8 @@ ensure_driver_mount_point() {
 @test "gpu-report: medians, ratios inside/outside and the targets with PASS or MISS" {
     local samples=$BATS_TEST_TMPDIR/samples.jsonl
     {
+        for v in 2 3; do echo "{\"figure\":\"entry_ms\",\"side\":\"outside\",\"value\":$v}"; done
+        for v in 9 11; do echo "{\"figure\":\"entry_ms\",\"side\":\"inside\",\"value\":$v}"; done
         for v in 316 318 330; do echo "{\"figure\":\"cuda_init_ms\",\"side\":\"outside\",\"value\":$v}"; done
         for v in 328 334 340; do echo "{\"figure\":\"cuda_init_ms\",\"side\":\"inside\",\"value\":$v}"; done
         for v in 797 799; do echo "{\"figure\":\"matmul_tflops\",\"side\":\"outside\",\"value\":$v}"; done
@@ -86,7 +90,7 @@ ensure_driver_mount_point() {
         for v in 3015 3020; do echo "{\"figure\":\"copy_gbps\",\"side\":\"outside\",\"value\":$v}"; done
         for v in 2900 2950; do echo "{\"figure\":\"copy_gbps\",\"side\":\"inside\",\"value\":$v}"; done
     } >"$samples"
-    local machine='{"gpu":"NVIDIA H100 80GB HBM3","gpus":1,"driver":"580.159.04","os":"Ubuntu 24.04.3 LTS","kernel":"6.18","date":"2026-11-26","checks":{"slurm-jail-gpu-check (node)":"pass"}}'
+    local machine='{"gpu":"NVIDIA H100 80GB HBM3","gpus":1,"driver":"580.159.04","os":"Ubuntu 24.04.3 LTS","kernel":"6.18","date":"2026-11-26","driver_view":"gpu=on: bound /usr/local/nvidia\nskipped: a symlink\n","checks":{"slurm-jail-gpu-check (node)":"pass"}}'
     run "$root/bench/lib/gpu-report" "$samples" "$machine" "$BATS_TEST_TMPDIR/gpu"
     assert_success
     run jq -c '[.figures.cuda_init_ms.median_outside, .figures.cuda_init_ms.median_inside,
@@ -100,6 +104,11 @@ cuda_init_ms_slower_inside MISS"
     assert_line --partial "1 x NVIDIA H100 80GB HBM3, driver 580.159.04, Ubuntu 24.04.3 LTS"
     assert_line "| matmul_tflops | TFLOP/s | 798 | 797 | 0.999 | 797 799 | 796 798 |"
     assert_line "| cuda_init_ms_slower_inside | 16 | <= 15 | MISS |"
+    # Entry is shown beside CUDA init, with no target of its own.
+    assert_line "| entry_ms | ms | 2.5 | 10 | 4 | 2 3 | 9 11 |"
+    # The node's driver view closes the report, as the plugin wrote it.
+    assert_line --index -2 "skipped: a symlink"
+    assert_line --index -1 '```'
 }
 
 @test "gpu-check --help names the figures and the targets; it refuses bad arguments" {

@@ -337,6 +337,27 @@ TEST(GpuDriverStamp, ChangesWithEveryIdentityFieldNotWithOrder) {
     }
 }
 
+TEST(GpuDriverPrograms, ATreeOfItsOwnKeepsThemBesideItsLibrariesThenTheUsualPlace) {
+    auto dirs = [](const std::string &lib_dir, const std::string &bin_dir) {
+        return sjail::driver_program_dirs(select(installed("580.159.04", lib_dir)), bin_dir);
+    };
+    // The container toolkit's tree found through the node's loader cache.
+    EXPECT_EQ(dirs("/usr/local/nvidia/lib64", "/usr/bin"),
+              (Strings{"/usr/local/nvidia/bin", "/usr/bin"}));
+    EXPECT_EQ(dirs("/opt/nvidia/lib", "/usr/bin"), (Strings{"/opt/nvidia/bin", "/usr/bin"}));
+    // Distribution packages (multiarch) and the RHEL family (/usr/lib64).
+    EXPECT_EQ(dirs(kLib, "/usr/bin"), (Strings{"/usr/bin"}));
+    EXPECT_EQ(dirs("/usr/lib64", "/usr/bin"), (Strings{"/usr/bin"}));
+    // A driver root without a loader cache: its lib64/ and its bin/.
+    EXPECT_EQ(dirs("/lib64", "/bin"), (Strings{"/bin"}));
+    // NVML alone gives the place too.
+    DriverSelection nvml;
+    nvml.libraries = {
+        {"/usr/local/nvidia/lib64", "libnvidia-ml.so.550.54.15", {}, DriverUse::Utility}};
+    EXPECT_EQ(sjail::driver_program_dirs(nvml, "/usr/bin"),
+              (Strings{"/usr/local/nvidia/bin", "/usr/bin"}));
+}
+
 TEST(GpuDriverSpecs, BinariesLeaveNodeDaemonsOut) {
     Strings names;
     for (const auto &b : sjail::driver_binaries()) {

@@ -170,6 +170,63 @@ TEST(GpuLayouts, TheToolkitsTreeOnAReadOnlyMountWithTheJailsDataFilesAsSymlinks)
               "");
 }
 
+// As on NVIDIA's own GPU machines, with the driver searched on the node's
+// root: its loader cache lists the toolkit's tree at /usr/local/nvidia, and
+// /usr/bin/nvidia-smi is the site's wrapper script (inside the jail it finds
+// only itself). The tree's own nvidia-smi is bound; the wrapper is passed over.
+TEST(GpuLayouts, TheToolkitsTreeThroughTheNodesLoaderCacheBesideAWrapperInUsrBin) {
+    const std::string root = "/mnt/node/root";
+    const std::string wrapper = root + "/usr/bin/nvidia-smi";
+    EXPECT_EQ(on_node(
+                  root,
+                  [&] {
+                      gpu_sandbox::make_node_root(root);
+                      gpu_sandbox::make_toolkit_root(root + "/usr/local/nvidia", "580.159.04");
+                      write_at(root + "/etc/ld.so.conf.d/000_nvidia.conf",
+                               "/usr/local/nvidia/lib64\n");
+                      gpu_sandbox::refresh_cache(root);
+                      write_at(wrapper, "#!/bin/sh\necho a site wrapper\n");
+                      ::chmod(wrapper.c_str(), 0755);
+                  },
+                  [&](const Config &config) {
+                      if (auto e = expect_driver(config, "580.159.04", "13000"); !e.empty()) {
+                          return e;
+                      }
+                      const std::string report = kit::read_file(config.state_dir + "/gpu");
+                      CHILD_EXPECT(contains(report, "/usr/local/nvidia/bin/nvidia-smi <- " + root +
+                                                        "/usr/local/nvidia/bin/nvidia-smi\n"));
+                      CHILD_EXPECT(!contains(report, "<- " + wrapper));
+                      return std::string();
+                  }),
+              "");
+}
+
+// A node whose only nvidia-smi is a wrapper script: nothing of it is bound,
+// and STATE/gpu says why; CUDA and NVML work as ever.
+TEST(GpuLayouts, AWrapperScriptIsNeverBoundAsTheDriversProgram) {
+    const std::string root = "/mnt/node/root";
+    const std::string wrapper = root + "/usr/bin/nvidia-smi";
+    EXPECT_EQ(on_node(
+                  root,
+                  [&] {
+                      distribution_root(root, "550.54.15");
+                      fs::remove(wrapper);
+                      write_at(wrapper, "#!/bin/sh\necho a site wrapper\n");
+                      ::chmod(wrapper.c_str(), 0755);
+                  },
+                  [&](const Config &config) {
+                      std::string out;
+                      CHILD_EXPECT(run_as_step(config, {"fake_nvidia_dlopen_probe"}, out) == 0);
+                      CHILD_EXPECT(contains(out, "driver=550.54.15"));
+                      const std::string report = kit::read_file(config.state_dir + "/gpu");
+                      CHILD_EXPECT(contains(report, "note: passed over " + wrapper +
+                                                        ": not an ELF program"));
+                      CHILD_EXPECT(!contains(report, "<- " + wrapper));
+                      return std::string();
+                  }),
+              "");
+}
+
 // Ubuntu's /sbin/ldconfig is a shell script running /sbin/ldconfig.real:
 // the view's loader cache is built by the ELF program, the script never runs.
 TEST(GpuLayouts, UbuntusLdconfigWrapper) {

@@ -344,6 +344,46 @@ Status select_driver_libraries(const std::vector<LibraryName> &names, DriverSele
     return {};
 }
 
+namespace {
+
+// The directory of the library the driver's version was read from.
+std::string version_library_dir(const DriverSelection &selection) {
+    for (std::string_view stem : {"libcuda.so.", "libnvidia-ml.so."}) {
+        for (const auto &lib : selection.libraries) {
+            if (lib.real.rfind(stem, 0) == 0) {
+                return lib.dir;
+            }
+        }
+    }
+    return {};
+}
+
+// "/usr/local/nvidia/lib64" -> "/usr/local/nvidia"; "" when `dir` is no
+// lib64/ or lib/ of a tree of its own (/usr/lib64, /lib, a multiarch dir).
+std::string own_tree_of(const std::string &dir) {
+    for (std::string_view leaf : {"/lib64", "/lib"}) {
+        if (dir.size() > leaf.size() && dir.ends_with(leaf)) {
+            std::string tree = dir.substr(0, dir.size() - leaf.size());
+            return tree == "/usr" ? std::string() : tree;
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+std::vector<std::string> driver_program_dirs(const DriverSelection &selection,
+                                             const std::string &bin_dir) {
+    std::vector<std::string> dirs;
+    if (const std::string tree = own_tree_of(version_library_dir(selection)); !tree.empty()) {
+        dirs.push_back(tree + "/bin");
+    }
+    if (std::find(dirs.begin(), dirs.end(), bin_dir) == dirs.end()) {
+        dirs.push_back(bin_dir);
+    }
+    return dirs;
+}
+
 const std::vector<DriverFileSpec> &driver_binaries() {
     static const std::vector<DriverFileSpec> bins = {
         {"nvidia-smi", DriverUse::Utility, "users check their GPUs; prints NVML's view"},

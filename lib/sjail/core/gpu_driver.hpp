@@ -130,6 +130,15 @@ struct DriverFileSpec {
     std::string_view reason; // why a job needs it
 };
 
+// Where a driver root's programs are looked for, in order: a tree of the
+// driver's own (the container toolkit's /usr/local/nvidia, an installer's
+// prefix) keeps them in the bin/ beside the lib64/ or lib/ that holds
+// libcuda.so.1 (NVML's on a driver without CUDA); then `bin_dir`, the
+// root's usual place (/usr/bin). A program of the same name found first in
+// /usr/bin may be a site's wrapper of the tree's.
+std::vector<std::string> driver_program_dirs(const DriverSelection &selection,
+                                             const std::string &bin_dir);
+
 // Programs jobs run: nvidia-smi, nvidia-debugdump, the MPS control and
 // server. Daemons that serve the whole node (nvidia-persistenced,
 // nv-fabricmanager, nvidia-imex) are left out: jobs talk to them.

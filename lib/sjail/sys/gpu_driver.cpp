@@ -11,6 +11,7 @@
 #include "sjail/sys/trusted_path.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
@@ -299,22 +300,48 @@ Status add_libraries(Root &root, const DriverSelection &selection, NodeDriver &o
     return {};
 }
 
-Status add_binaries(Root &root, NodeDriver &out) {
-    const TrustedOpen *dir = nullptr;
-    if (auto s = lib_dir(root, root.layout.bin_dir, dir); !s.ok() || dir == nullptr) {
-        return s;
-    }
+// Whether the opened (O_PATH) file starts as an ELF program does, not "#!".
+bool is_elf_program(const TrustedOpen &file) {
+    const std::string self = "/proc/self/fd/" + std::to_string(file.fd.get());
+    const Fd readable(::open(self.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    std::array<char, 4> magic{};
+    return readable.valid() &&
+           ::pread(readable.get(), magic.data(), magic.size(), 0) ==
+               static_cast<ssize_t>(magic.size()) &&
+           std::string_view(magic.data(), magic.size()) == "\177ELF";
+}
+
+// Each driver program from the first of `dirs` holding it as an ELF
+// program: a script of that name (a site's wrapper, which inside the jail
+// finds only itself) is passed over with a note.
+Status add_binaries(Root &root, const std::vector<std::string> &dirs, NodeDriver &out) {
     for (const auto &spec : driver_binaries()) {
-        std::string real;
-        TrustedOpen file;
         const std::string name(spec.path);
-        if (auto s = open_in_dir(dir->fd.get(), dir->shown, name, real, file); !s.ok()) {
-            if (file.missing) {
-                continue; // not every driver ships every tool
+        for (const auto &path : dirs) {
+            const TrustedOpen *dir = nullptr;
+            if (auto s = lib_dir(root, path, dir); !s.ok() || dir == nullptr) {
+                if (!s.ok()) {
+                    return s;
+                }
+                continue;
             }
-            return refuse(root, s.message());
+            std::string real;
+            TrustedOpen file;
+            if (auto s = open_in_dir(dir->fd.get(), dir->shown, name, real, file); !s.ok()) {
+                if (file.missing) {
+                    continue; // not every driver ships every tool
+                }
+                return refuse(root, s.message());
+            }
+            if (!is_elf_program(file)) {
+                out.notes.push_back("passed over " + under(root.path, path) + "/" + name +
+                                    ": not an ELF program (a wrapper script?); the driver's " +
+                                    name + " is one");
+                continue;
+            }
+            add_file(out, DriverFileKind::Binary, spec.use, file).name = name;
+            break;
         }
-        add_file(out, DriverFileKind::Binary, spec.use, file).name = name;
     }
     return {};
 }
@@ -457,7 +484,8 @@ Status search_root(const std::string &path, const DriverSearch &search, NodeDriv
     if (auto s = add_libraries(root, selection, found); !s.ok()) {
         return s;
     }
-    if (auto s = add_binaries(root, found); !s.ok()) {
+    if (auto s = add_binaries(root, driver_program_dirs(selection, root.layout.bin_dir), found);
+        !s.ok()) {
         return s;
     }
     if (auto s = add_ipc(root, search, found); !s.ok()) {
