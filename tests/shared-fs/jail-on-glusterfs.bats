@@ -249,8 +249,12 @@ node1_state() { ctl sinfo -h -n node1 -o %T; }
     assert_success
     run step_ops 10 1200 recheck=0
     assert_success
+    # A probe asks the server two or three times (the client's entry cache
+    # answers the rest): ten steps may ask as often as ten probes at their
+    # dearest, the measured cost rounded up to whole requests per probe.
     local per_ten_probes
     per_ten_probes=$(total_of "$output")
+    per_ten_probes=$(((per_ten_probes + 9) / 10 * 10))
     run step_ops 10 0
     assert_success
     printf '# shared-fs: GPU node, 10 steps back to back: %s requests (%s)\n' \
