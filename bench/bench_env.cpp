@@ -6,15 +6,15 @@
 #include "kit/jail_skeleton.hpp"
 #include "kit/node.hpp"
 #include "sjail/core/config.hpp"
-#include "sjail/core/mount_plan.hpp"
-#include "sjail/core/step_decision.hpp"
-#include "sjail/sys/jail_view.hpp"
-#include "sjail/sys/job_namespace.hpp"
-#include "sjail/sys/node_namespace.hpp"
-#include "sjail/sys/node_stamp.hpp"
-#include "sjail/sys/node_watch.hpp"
+#include "sjail/core/job/step_decision.hpp"
+#include "sjail/core/node/mount_plan.hpp"
+#include "sjail/sys/job/job_namespace.hpp"
+#include "sjail/sys/job/step_entry.hpp"
+#include "sjail/sys/node/jail_view.hpp"
+#include "sjail/sys/node/node_namespace.hpp"
+#include "sjail/sys/node/node_stamp.hpp"
+#include "sjail/sys/node/node_watch.hpp"
 #include "sjail/sys/state_dir.hpp"
-#include "sjail/sys/step_entry.hpp"
 
 #include <algorithm>
 #include <array>

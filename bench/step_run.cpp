@@ -10,8 +10,8 @@
 // a machine without Slurm (bench/gpu-check). Needs root.
 #include "sjail/core/config.hpp"
 #include "sjail/core/path_rules.hpp"
-#include "sjail/sys/job_namespace.hpp"
-#include "sjail/sys/step_entry.hpp"
+#include "sjail/sys/job/job_namespace.hpp"
+#include "sjail/sys/job/step_entry.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cerrno>

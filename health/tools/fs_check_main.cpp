@@ -6,7 +6,7 @@
 #include "program_main.hpp"
 
 #include "sjail/core/config.hpp"
-#include "sjail/sys/jail_probe.hpp"
+#include "sjail/sys/node/jail_probe.hpp"
 #include "sjail/sys/safe_open.hpp"
 
 #include <CLI/CLI.hpp>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "requirements.hpp"
 
-#include "sjail/core/mount_plan.hpp"
+#include "sjail/core/node/mount_plan.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "slurm_conf.hpp"
 

@@ -6,7 +6,7 @@
 
 #include "finding.hpp"
 #include "sjail/core/config.hpp"
-#include "sjail/core/gpu_driver.hpp"
+#include "sjail/core/gpu/nvidia_driver.hpp"
 #include "slurm_conf.hpp"
 
 #include <string>

@@ -8,7 +8,7 @@ extern "C" {
 }
 
 #include "sjail/abi/job_container_table.h"
-#include "sjail/sys/dead_end.hpp"
+#include "sjail/sys/job/dead_end.hpp"
 
 #include <atomic>
 #include <dlfcn.h>

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "session_entry.hpp"
 
-#include "sjail/core/job_layout.hpp"
+#include "sjail/core/job/job_layout.hpp"
 #include "sjail/sys/child_process.hpp"
-#include "sjail/sys/jail_view.hpp"
-#include "sjail/sys/job_init.hpp"
-#include "sjail/sys/node_role.hpp"
+#include "sjail/sys/job/job_init.hpp"
+#include "sjail/sys/job/step_entry.hpp"
+#include "sjail/sys/node/jail_view.hpp"
+#include "sjail/sys/node/node_role.hpp"
+#include "sjail/sys/node/proc_options.hpp"
 #include "sjail/sys/plugstack.hpp"
-#include "sjail/sys/proc_options.hpp"
 #include "sjail/sys/safe_open.hpp"
-#include "sjail/sys/step_entry.hpp"
 
 #include <array>
 #include <dirent.h>

@@ -11,8 +11,8 @@
 #include "sjail/core/config.hpp"
 #include "sjail/core/proc_options.hpp"
 #include "sjail/core/status.hpp"
-#include "sjail/sys/job_namespace.hpp"
-#include "sjail/sys/node_namespace.hpp"
+#include "sjail/sys/job/job_namespace.hpp"
+#include "sjail/sys/node/node_namespace.hpp"
 
 #include <cstdint>
 #include <functional>

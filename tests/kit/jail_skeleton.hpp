@@ -4,7 +4,7 @@
 // needs no change here.
 #pragma once
 
-#include "sjail/core/mount_plan.hpp"
+#include "sjail/core/node/mount_plan.hpp"
 
 #include <string>
 #include <vector>

@@ -64,6 +64,18 @@ quoted_includes() { git grep -nE '^#include "' -- "$1"; }
     assert_output ""
 }
 
+# Within each layer the library is grouped by what it serves: gpu/ (the
+# driver bound into the view) is used by node/ (the node's view), which is
+# used by job/ (a job's namespaces); none includes what stands above it.
+@test "the library's domains stand in order: gpu below node below job" {
+    run bash -c "$(declare -f quoted_includes)
+        quoted_includes 'lib/sjail/*/gpu/*' | grep -E '\"sjail/(core|sys)/(node|job)/'
+        quoted_includes 'lib/sjail/*/node/*' | grep -E '\"sjail/(core|sys)/job/'
+        true"
+    assert_success
+    assert_output ""
+}
+
 @test "front ends include the library and their own folder only" {
     local fe bad=""
     for fe in plugin/*/; do

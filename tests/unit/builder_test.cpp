@@ -3,12 +3,12 @@
 // namespace is never kept; a slow builder whose caller is interrupted by
 // signals still gets through. Linked with sjail_sys_faults (builder.hpp).
 #include "sandbox.hpp"
-#include "sjail/sys/builder.hpp"
-#include "sjail/sys/node_namespace.hpp"
+#include "sjail/sys/job/step_entry.hpp"
+#include "sjail/sys/node/builder.hpp"
+#include "sjail/sys/node/node_namespace.hpp"
 #include "sjail/sys/ns_bind.hpp"
 #include "sjail/sys/small_file.hpp"
 #include "sjail/sys/state_dir.hpp"
-#include "sjail/sys/step_entry.hpp"
 
 #include <chrono>
 #include <csignal>

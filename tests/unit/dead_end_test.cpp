@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Root-level: where a step's thread goes when it may not run.
 #include "sandbox.hpp"
-#include "sjail/sys/dead_end.hpp"
+#include "sjail/sys/job/dead_end.hpp"
 
 #include <algorithm>
 #include <dirent.h>

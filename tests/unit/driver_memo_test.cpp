@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The driver memo: what a loader cache listed, kept under the cache's identity.
-#include "sjail/core/driver_memo.hpp"
+#include "sjail/core/gpu/driver_memo.hpp"
 
 #include <gtest/gtest.h>
 

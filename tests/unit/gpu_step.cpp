@@ -4,7 +4,7 @@
 #include "gpu_sandbox.hpp"
 #include "kit/child.hpp"
 #include "ldconfig_fixture.hpp"
-#include "sjail/sys/step_entry.hpp"
+#include "sjail/sys/job/step_entry.hpp"
 
 #include <cstdlib>
 #include <filesystem>

@@ -9,11 +9,11 @@
 #include "gpu_step.hpp"
 #include "ldconfig_fixture.hpp"
 #include "sandbox.hpp"
-#include "sjail/core/ld_cache.hpp"
-#include "sjail/sys/node_namespace.hpp"
+#include "sjail/core/gpu/ld_cache.hpp"
+#include "sjail/sys/job/step_entry.hpp"
+#include "sjail/sys/node/node_namespace.hpp"
 #include "sjail/sys/small_file.hpp"
 #include "sjail/sys/state_dir.hpp"
-#include "sjail/sys/step_entry.hpp"
 
 #include <fcntl.h>
 #include <filesystem>

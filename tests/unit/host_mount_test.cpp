@@ -3,8 +3,8 @@
 // the two node-level mounts under the state directory, jobs add nothing, and
 // releasing removes them again.
 #include "sandbox.hpp"
-#include "sjail/sys/node_namespace.hpp"
-#include "sjail/sys/step_entry.hpp"
+#include "sjail/sys/job/step_entry.hpp"
+#include "sjail/sys/node/node_namespace.hpp"
 
 #include <filesystem>
 #include <gtest/gtest.h>

@@ -2,8 +2,8 @@
 // Root-level: every way the jail or a node path can be wrong or planted must
 // refuse jail entry with a clear message, and leave host and jail untouched.
 #include "sandbox.hpp"
-#include "sjail/core/jail_policy.hpp"
-#include "sjail/sys/node_namespace.hpp"
+#include "sjail/core/node/jail_policy.hpp"
+#include "sjail/sys/node/node_namespace.hpp"
 
 #include <filesystem>
 #include <functional>

@@ -4,11 +4,11 @@
 // answered in STATE/jail-probe; every other check of a step is answered by
 // the node's kernel.
 #include "sandbox.hpp"
-#include "sjail/core/jail_probe.hpp"
-#include "sjail/sys/jail_probe.hpp"
-#include "sjail/sys/node_namespace.hpp"
+#include "sjail/core/node/jail_probe.hpp"
+#include "sjail/sys/job/step_entry.hpp"
+#include "sjail/sys/node/jail_probe.hpp"
+#include "sjail/sys/node/node_namespace.hpp"
 #include "sjail/sys/small_file.hpp"
-#include "sjail/sys/step_entry.hpp"
 
 #include <ctime>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a node keeps of its last question to the jail's filesystem, when it
 // asks again, and how a failing filesystem is named. Pure.
-#include "sjail/core/jail_probe.hpp"
+#include "sjail/core/node/jail_probe.hpp"
 
 #include <gtest/gtest.h>
 

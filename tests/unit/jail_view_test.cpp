@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Root-level: build the node namespace for real, enter it, look around.
 #include "sandbox.hpp"
-#include "sjail/sys/node_namespace.hpp"
-#include "sjail/sys/step_entry.hpp"
+#include "sjail/sys/job/step_entry.hpp"
+#include "sjail/sys/node/node_namespace.hpp"
 
 #include <fcntl.h>
 #include <functional>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pure parsing of a job's state files and of /proc/PID/stat lines.
-#include "sjail/core/job_layout.hpp"
+#include "sjail/core/job/job_layout.hpp"
 
 #include <gtest/gtest.h>
 

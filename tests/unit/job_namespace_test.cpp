@@ -2,11 +2,11 @@
 // Root-level: a job's own namespaces on a sandbox node, entered as slurmstepd
 // and its tasks enter them.
 #include "sandbox.hpp"
-#include "sjail/core/job_layout.hpp"
-#include "sjail/sys/job_namespace.hpp"
-#include "sjail/sys/node_namespace.hpp"
+#include "sjail/core/job/job_layout.hpp"
+#include "sjail/sys/job/job_namespace.hpp"
+#include "sjail/sys/job/step_entry.hpp"
+#include "sjail/sys/node/node_namespace.hpp"
 #include "sjail/sys/state_dir.hpp"
-#include "sjail/sys/step_entry.hpp"
 
 #include <algorithm>
 #include <csignal>

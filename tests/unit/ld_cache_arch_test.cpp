@@ -7,9 +7,9 @@
 // whatever this machine is.
 #include "ldconfig_fixture.hpp"
 #include "sjail/core/arch.hpp"
-#include "sjail/core/gpu_driver.hpp"
-#include "sjail/core/ld_cache.hpp"
-#include "sjail/core/ld_cache_arch.hpp"
+#include "sjail/core/gpu/ld_cache.hpp"
+#include "sjail/core/gpu/ld_cache_arch.hpp"
+#include "sjail/core/gpu/nvidia_driver.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // outside the input or a crash. Built from ld_cache.cpp itself with the
 // sanitizers on (see CMakeLists.txt).
 #include "ldconfig_fixture.hpp"
-#include "sjail/core/ld_cache.hpp"
+#include "sjail/core/gpu/ld_cache.hpp"
 
 #include <gtest/gtest.h>
 #include <random>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The loader cache parser, on caches made by the node's real ldconfig.
 #include "ldconfig_fixture.hpp"
-#include "sjail/core/ld_cache.hpp"
+#include "sjail/core/gpu/ld_cache.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reading ld.so.conf the way glibc 2.36's ldconfig reads it.
-#include "sjail/core/ld_so_conf.hpp"
+#include "sjail/core/gpu/ld_so_conf.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Which node file runs as ldconfig: the ELF program, Ubuntu's wrapper never.
-#include "sjail/core/ldconfig_program.hpp"
+#include "sjail/core/gpu/ldconfig_program.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,8 +5,8 @@
 #include "gpu_sandbox.hpp"
 #include "ldconfig_fixture.hpp"
 #include "sandbox.hpp"
-#include "sjail/sys/gpu_driver.hpp"
-#include "sjail/sys/ld_cache.hpp"
+#include "sjail/sys/gpu/ld_cache.hpp"
+#include "sjail/sys/gpu/nvidia_driver.hpp"
 #include "sjail/sys/safe_open.hpp"
 
 #include <algorithm>

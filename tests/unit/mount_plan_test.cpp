@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/core/mount_plan.hpp"
+#include "sjail/core/node/mount_plan.hpp"
 
 #include <gtest/gtest.h>
 

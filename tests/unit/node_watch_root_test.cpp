@@ -5,12 +5,12 @@
 // unmounted, mounted over or replaced by rename, other settings, a step in
 // another mount namespace, queues that are gone, recheck=0.
 #include "sandbox.hpp"
-#include "sjail/core/node_watch.hpp"
-#include "sjail/sys/job_namespace.hpp"
-#include "sjail/sys/node_namespace.hpp"
-#include "sjail/sys/node_watch.hpp"
+#include "sjail/core/node/node_watch.hpp"
+#include "sjail/sys/job/job_namespace.hpp"
+#include "sjail/sys/job/step_entry.hpp"
+#include "sjail/sys/node/node_namespace.hpp"
+#include "sjail/sys/node/node_watch.hpp"
 #include "sjail/sys/small_file.hpp"
-#include "sjail/sys/step_entry.hpp"
 
 #include <cstdio>
 #include <fcntl.h>

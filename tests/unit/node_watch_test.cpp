@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The node watch's records, when its token stands in for a step's full
 // check, and which paths it watches. Pure.
-#include "sjail/core/node_watch.hpp"
+#include "sjail/core/node/node_watch.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include "ldconfig_fixture.hpp"
 #include "sandbox.hpp"
 #include "sjail/core/arch.hpp"
-#include "sjail/sys/gpu_driver.hpp"
+#include "sjail/sys/gpu/nvidia_driver.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -5,7 +5,7 @@
 // other, so the same tests hold on an x86-64 and on an arm64 build.
 #include "ldconfig_fixture.hpp"
 #include "sjail/core/arch.hpp"
-#include "sjail/core/gpu_driver.hpp"
+#include "sjail/core/gpu/nvidia_driver.hpp"
 
 #include <elf.h>
 #include <gtest/gtest.h>

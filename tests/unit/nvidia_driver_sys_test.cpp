@@ -5,8 +5,8 @@
 #include "ldconfig_fixture.hpp"
 #include "sandbox.hpp"
 #include "sjail/core/arch.hpp"
-#include "sjail/core/driver_memo.hpp"
-#include "sjail/sys/gpu_driver.hpp"
+#include "sjail/core/gpu/driver_memo.hpp"
+#include "sjail/sys/gpu/nvidia_driver.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Which files are the NVIDIA driver's, how they appear in the view, and the stamp.
 #include "ldconfig_fixture.hpp"
-#include "sjail/core/gpu_driver.hpp"
-#include "sjail/core/ld_cache.hpp"
+#include "sjail/core/gpu/ld_cache.hpp"
+#include "sjail/core/gpu/nvidia_driver.hpp"
 
 #include <algorithm>
 #include <gtest/gtest.h>

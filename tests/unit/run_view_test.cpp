@@ -4,8 +4,8 @@
 // bind, and the jail needs no mount points below /run; run=jail keeps the
 // jail's own /run with its old rules.
 #include "sandbox.hpp"
-#include "sjail/sys/node_namespace.hpp"
-#include "sjail/sys/step_entry.hpp"
+#include "sjail/sys/job/step_entry.hpp"
+#include "sjail/sys/node/node_namespace.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

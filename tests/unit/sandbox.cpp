@@ -2,7 +2,7 @@
 #include "sandbox.hpp"
 
 #include "kit/jail_skeleton.hpp"
-#include "sjail/core/mount_plan.hpp"
+#include "sjail/core/node/mount_plan.hpp"
 
 namespace sandbox {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "session_plan.hpp"
-#include "sjail/core/node_role.hpp"
+#include "sjail/core/node/node_role.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/core/step_state.hpp"
+#include "sjail/core/job/step_state.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The one link between two front ends loaded into the same slurmd or
  * slurmstepd: job_container/slurm_jail does its work through chroot.so,
- * which holds the step's state (lib/sjail/core/step_state.hpp) and the
+ * which holds the step's state (lib/sjail/core/job/step_state.hpp) and the
  * plugstack.conf settings. chroot.so exports one symbol,
  * SJAIL_JOB_CONTAINER_TABLE, a function that returns this table; the shim
  * looks up that symbol alone, typed by this header on both sides, and

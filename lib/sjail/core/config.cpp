@@ -2,7 +2,6 @@
 #include "sjail/core/config.hpp"
 
 #include "sjail/core/digest.hpp"
-#include "sjail/core/gpu_driver.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "sjail/core/settings.hpp"
 
@@ -27,7 +26,7 @@ std::string settings_hint() {
 // With gpu= on or auto, the plugin mounts the node's driver tree and a
 // node-local loader cache; an admin bind may not land there.
 Status check_not_driver_view(const Config &config, const std::string &target) {
-    const std::string tree = DriverView{}.dir;
+    const std::string tree(kDriverViewDir);
     if (config.gpu != GpuMode::Off &&
         (is_same_or_below(target, tree) || target == "/etc/ld.so.cache" ||
          target == config.gpu_mps_dir)) {

@@ -18,4 +18,8 @@ enum class GpuMode {
 std::optional<GpuMode> parse_gpu_mode(std::string_view text);
 std::string_view gpu_mode_name(GpuMode mode);
 
+// Where gpu= on or auto binds the node's driver tree in the jail (an empty,
+// root-owned directory there); an admin's bind may not land below it.
+inline constexpr std::string_view kDriverViewDir = "/usr/local/nvidia";
+
 } // namespace sjail

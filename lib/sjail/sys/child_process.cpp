@@ -170,6 +170,27 @@ Fd open_pidfd(pid_t pid) {
     return Fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
 }
 
+bool run_detached(const std::function<void()> &work) noexcept {
+    const pid_t child = ::fork();
+    if (child < 0) {
+        return false;
+    }
+    if (child == 0) {
+        if (::fork() == 0) {
+            try {
+                work();
+            } catch (...) {
+            }
+            ::_exit(0);
+        }
+        ::_exit(0);
+    }
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    return true;
+}
+
 Status BuilderChild::start(const char *what, int timeout_s, std::vector<int> keep,
                            const Body &body) {
     Pipe report;

@@ -57,6 +57,13 @@ void close_inherited_fds(const std::vector<int> &sorted_keep) noexcept;
 // An fd for waiting on `pid` with poll (pidfd_open).
 Fd open_pidfd(pid_t pid);
 
+// Runs `work` in a detached grandchild and returns as soon as the child in
+// between has ended: the caller (a daemon that must not be delayed) is
+// never the grandchild's parent and never waits for it. The grandchild ends
+// with _exit(0) after `work`, also when it throws. False when the first fork
+// failed.
+bool run_detached(const std::function<void()> &work) noexcept;
+
 // A child that builds something, seen from its parent. The child writes its
 // report on one pipe, then waits on a second (the hold pipe) while the
 // parent keeps what it built; closing the hold pipe lets it end. Everything

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/sys/run_view.hpp"
 
-#include "sjail/core/mount_plan.hpp"
 #include "sjail/core/path_rules.hpp"
+#include "sjail/core/run_view.hpp"
 #include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/safe_open.hpp"
 

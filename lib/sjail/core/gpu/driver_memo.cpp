@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/core/driver_memo.hpp"
+#include "sjail/core/gpu/driver_memo.hpp"
 
 #include <charconv>
 

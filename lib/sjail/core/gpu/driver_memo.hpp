@@ -6,7 +6,7 @@
 // ctime): ldconfig writes a new file, so any new cache is read again.
 #pragma once
 
-#include "sjail/core/gpu_driver.hpp"
+#include "sjail/core/gpu/nvidia_driver.hpp"
 
 #include <string>
 #include <string_view>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/core/ld_cache_arch.hpp"
+#include "sjail/core/gpu/ld_cache_arch.hpp"
 
 #include <algorithm>
 #include <array>

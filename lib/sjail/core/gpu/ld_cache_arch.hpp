@@ -9,7 +9,7 @@
 #pragma once
 
 #include "sjail/core/arch.hpp"
-#include "sjail/core/ld_cache.hpp"
+#include "sjail/core/gpu/ld_cache.hpp"
 #include "sjail/core/status.hpp"
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/core/ld_so_conf.hpp"
+#include "sjail/core/gpu/ld_so_conf.hpp"
 
 #include "sjail/core/path_rules.hpp"
 

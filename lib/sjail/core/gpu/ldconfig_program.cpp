@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/core/ldconfig_program.hpp"
+#include "sjail/core/gpu/ldconfig_program.hpp"
 
 namespace sjail {
 

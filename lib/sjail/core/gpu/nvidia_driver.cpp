@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/core/gpu_driver.hpp"
+#include "sjail/core/gpu/nvidia_driver.hpp"
 
 #include "sjail/core/path_rules.hpp"
 

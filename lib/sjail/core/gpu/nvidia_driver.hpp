@@ -9,10 +9,11 @@
 // lists lib64/ ahead of the jail's own directories.
 //
 // This file decides which files are the driver's and how they appear in the
-// view; sys/gpu_driver.hpp finds and opens them on a node and mounts the tree.
+// view; sys/gpu/nvidia_driver.hpp finds and opens them on a node and mounts the tree.
 #pragma once
 
-#include "sjail/core/ld_cache.hpp"
+#include "sjail/core/gpu/ld_cache.hpp"
+#include "sjail/core/gpu_mode.hpp"
 #include "sjail/core/status.hpp"
 
 #include <cstdint>
@@ -162,7 +163,7 @@ const std::vector<DriverFileSpec> &driver_data_files();
 // ---- the view: where the files appear inside the jail ----
 
 struct DriverView {
-    std::string dir = "/usr/local/nvidia"; // an empty, root-owned directory in the jail
+    std::string dir{kDriverViewDir}; // an empty, root-owned directory in the jail
 };
 std::string view_lib_dir(const DriverView &view); // DIR/lib64
 std::string view_bin_dir(const DriverView &view); // DIR/bin

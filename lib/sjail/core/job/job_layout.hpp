@@ -14,6 +14,8 @@
 //                          another stamp makes the job's views anew)
 #pragma once
 
+#include "sjail/core/proc_stat.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -52,33 +54,6 @@ struct InitId {
 std::string format_init_id(const InitId &id);
 std::optional<InitId> parse_init_id(std::string_view text);
 
-// Field 22 (starttime) of a /proc/PID/stat line; the command name (field 2)
-// may hold spaces and parentheses, so fields are counted after its last ')'.
-std::optional<std::uint64_t> start_time_of_stat(std::string_view stat);
-
-// Whether a /proc/PID/stat line is of a process that has ended and waits to
-// be reaped (state Z or X). A job's init in that state has taken its PID
-// namespace with it: no process can be born there any more.
-bool has_ended_in_stat(std::string_view stat);
-
-// Field 52 (exit_code, Linux 3.5 and later) of an ended process's stat line:
-// how it ended, as waitpid(2) reports it.
-std::optional<int> exit_code_of_stat(std::string_view stat);
-
-// A waitpid(2) status in words: "killed by signal 9 (SIGKILL)", "exited with
-// status 1".
-std::string how_it_ended(int wait_status);
-
-// Where a process's command line lies in its memory: arg_start and arg_end,
-// fields 48 and 49 of /proc/PID/stat. A forked init overwrites it so that it
-// is not shown (and not taken) for the daemon it was forked from.
-struct ArgArea {
-    std::uint64_t start = 0;
-    std::uint64_t end = 0;
-    bool operator==(const ArgArea &) const = default;
-};
-std::optional<ArgArea> arg_area_of_stat(std::string_view stat);
-
 // The step a slurmstepd runs, from its /proc/PID/cmdline ("slurmstepd:
 // [JOB.STEP]" or "slurmstepd: [JOB.STEP SUFFIX]", NUL-terminated): the job,
 // and whether it is the extern step.
@@ -89,9 +64,6 @@ struct StepdOf {
     bool operator==(const StepdOf &) const = default;
 };
 std::optional<StepdOf> stepd_of_cmdline(std::string_view cmdline);
-
-// The real uid on the "Uid:" line of a /proc/PID/status text.
-std::optional<std::uint32_t> real_uid_of_status(std::string_view status);
 
 // How the job's init tells that its job is gone from the node (job_init.hpp).
 // The init looks every kCheckEvery: the job is on the node while its PID

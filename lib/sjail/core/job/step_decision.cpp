@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/core/step_decision.hpp"
+#include "sjail/core/job/step_decision.hpp"
 
 namespace sjail {
 

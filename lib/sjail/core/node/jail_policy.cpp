@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/core/jail_policy.hpp"
+#include "sjail/core/node/jail_policy.hpp"
 
 #include "sjail/core/arch.hpp"
 

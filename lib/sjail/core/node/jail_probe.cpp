@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/core/jail_probe.hpp"
+#include "sjail/core/node/jail_probe.hpp"
 
 #include "sjail/core/mountinfo.hpp"
 

@@ -1,20 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/core/mount_plan.hpp"
+#include "sjail/core/node/mount_plan.hpp"
 
 #include "sjail/core/path_rules.hpp"
 
 #include <algorithm>
 
 namespace sjail {
-
-const std::vector<RunDir> &node_run_skeleton() {
-    static const std::vector<RunDir> skeleton = {{"/run/lock", 01777}};
-    return skeleton;
-}
-
-bool in_node_run(const Config &config, const std::string &target) {
-    return config.run == RunMode::Node && target != "/run" && is_same_or_below(target, "/run");
-}
 
 std::vector<MountOp> build_mount_plan(const Config &config, const ProcOptions &proc) {
     std::vector<MountOp> plan = {

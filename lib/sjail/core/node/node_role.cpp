@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/core/node_role.hpp"
+#include "sjail/core/node/node_role.hpp"
 
 namespace sjail {
 

@@ -7,7 +7,7 @@
 // jail directory, and the identity of every bind source (an unmounted source,
 // a /etc/resolv.conf replaced by rename, a recreated munge directory), the
 // options of the node's /proc (without proc=), and the node's GPU driver with
-// the jail's loader cache (sys/gpu_view.hpp). A job's namespaces record the stamp
+// the jail's loader cache (sys/gpu/gpu_view.hpp). A job's namespaces record the stamp
 // of the node namespace they were made from (job_namespace.hpp).
 #pragma once
 

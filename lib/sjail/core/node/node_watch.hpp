@@ -28,7 +28,7 @@
 #pragma once
 
 #include "sjail/core/builder_report.hpp"
-#include "sjail/core/jail_probe.hpp"
+#include "sjail/core/node/jail_probe.hpp"
 
 #include <cstdint>
 #include <optional>

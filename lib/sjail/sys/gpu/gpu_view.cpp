@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/sys/gpu_view.hpp"
+#include "sjail/sys/gpu/gpu_view.hpp"
 
-#include "sjail/core/mount_plan.hpp"
-#include "sjail/sys/ld_cache.hpp"
+#include "sjail/core/run_view.hpp"
+#include "sjail/sys/gpu/ld_cache.hpp"
 #include "sjail/sys/run_view.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"

@@ -2,7 +2,7 @@
 // The node's NVIDIA driver in its jail view (the gpu= settings).
 //
 // Found in the host namespace, each time a step checks the node namespace's
-// stamp: the driver's files and their identities (sys/gpu_driver.hpp) and
+// stamp: the driver's files and their identities (sys/gpu/nvidia_driver.hpp) and
 // the jail's own loader cache join the stamp, so a driver upgrade, or a
 // package install that changes the jail's libraries, rebuilds the view.
 // Mounted by the builder, after the plan's mounts and before the pivot: a
@@ -14,7 +14,7 @@
 
 #include "sjail/core/config.hpp"
 #include "sjail/core/status.hpp"
-#include "sjail/sys/gpu_driver.hpp"
+#include "sjail/sys/gpu/nvidia_driver.hpp"
 
 #include <functional>
 #include <string>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/sys/ld_cache.hpp"
+#include "sjail/sys/gpu/ld_cache.hpp"
 
 #include "sjail/core/arch.hpp"
-#include "sjail/core/ld_so_conf.hpp"
-#include "sjail/core/ldconfig_program.hpp"
+#include "sjail/core/gpu/ld_so_conf.hpp"
+#include "sjail/core/gpu/ldconfig_program.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "sjail/sys/cached_stat.hpp"
 #include "sjail/sys/child_process.hpp"
-#include "sjail/sys/gpu_driver.hpp"
+#include "sjail/sys/gpu/nvidia_driver.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
 #include "sjail/sys/trusted_path.hpp"

@@ -6,7 +6,7 @@
 // the view's /etc/ld.so.cache.
 #pragma once
 
-#include "sjail/core/ld_cache.hpp"
+#include "sjail/core/gpu/ld_cache.hpp"
 #include "sjail/core/status.hpp"
 #include "sjail/sys/trusted_path.hpp"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/sys/gpu_driver.hpp"
+#include "sjail/sys/gpu/nvidia_driver.hpp"
 
-#include "sjail/core/driver_memo.hpp"
-#include "sjail/core/ld_cache.hpp"
-#include "sjail/core/ld_cache_arch.hpp"
+#include "sjail/core/gpu/driver_memo.hpp"
+#include "sjail/core/gpu/ld_cache.hpp"
+#include "sjail/core/gpu/ld_cache_arch.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/safe_open.hpp"

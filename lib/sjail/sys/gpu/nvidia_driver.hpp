@@ -2,7 +2,7 @@
 // Finding the node's NVIDIA driver and mounting it into a jail view.
 #pragma once
 
-#include "sjail/core/gpu_driver.hpp"
+#include "sjail/core/gpu/nvidia_driver.hpp"
 #include "sjail/core/gpu_mode.hpp"
 #include "sjail/core/status.hpp"
 #include "sjail/sys/fd.hpp"

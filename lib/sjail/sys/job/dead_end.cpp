@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/sys/dead_end.hpp"
+#include "sjail/sys/job/dead_end.hpp"
 
 #include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/safe_open.hpp"

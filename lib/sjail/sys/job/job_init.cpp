@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/sys/job_init.hpp"
+#include "sjail/sys/job/job_init.hpp"
 
-#include "sjail/core/job_layout.hpp"
+#include "sjail/core/job/job_layout.hpp"
 #include "sjail/core/status.hpp"
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/fd.hpp"
+#include "sjail/sys/node/proc_options.hpp"
 #include "sjail/sys/private_mounts.hpp"
-#include "sjail/sys/proc_options.hpp"
 
 #include <algorithm>
 #include <array>

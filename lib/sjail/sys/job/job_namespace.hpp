@@ -23,7 +23,7 @@
 #include "sjail/core/proc_options.hpp"
 #include "sjail/core/status.hpp"
 #include "sjail/sys/fd.hpp"
-#include "sjail/sys/node_namespace.hpp"
+#include "sjail/sys/node/node_namespace.hpp"
 
 #include <cstdint>
 #include <vector>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/sys/step_entry.hpp"
+#include "sjail/sys/job/step_entry.hpp"
 
 #include "sjail/sys/cached_stat.hpp"
-#include "sjail/sys/jail_view.hpp"
-#include "sjail/sys/job_namespace.hpp"
-#include "sjail/sys/node_namespace.hpp"
+#include "sjail/sys/job/job_namespace.hpp"
+#include "sjail/sys/node/jail_view.hpp"
+#include "sjail/sys/node/node_namespace.hpp"
 
 #include <array>
 #include <cerrno>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/sys/builder.hpp"
+#include "sjail/sys/node/builder.hpp"
 
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/fd.hpp"
-#include "sjail/sys/gpu_view.hpp"
-#include "sjail/sys/jail_view.hpp"
+#include "sjail/sys/gpu/gpu_view.hpp"
+#include "sjail/sys/node/jail_view.hpp"
 #include "sjail/sys/ns_bind.hpp"
 
 #include <cerrno>

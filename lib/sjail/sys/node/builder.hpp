@@ -12,9 +12,9 @@
 
 #include "sjail/core/builder_report.hpp"
 #include "sjail/core/config.hpp"
-#include "sjail/core/mount_plan.hpp"
+#include "sjail/core/node/mount_plan.hpp"
 #include "sjail/core/status.hpp"
-#include "sjail/sys/gpu_driver.hpp"
+#include "sjail/sys/gpu/nvidia_driver.hpp"
 
 #include <string>
 #include <vector>
@@ -23,7 +23,7 @@ namespace sjail {
 
 // Builds the view for `config` over the jail `jail` (its identity as the
 // caller opened it), with the node's GPU `driver` when one was found
-// (sys/gpu_view.hpp), and binds the builder's namespace on `ns_path`.
+// (sys/gpu/gpu_view.hpp), and binds the builder's namespace on `ns_path`.
 Status build_node_namespace(const Config &config, const std::vector<MountOp> &plan,
                             const NodeDriver &driver, const FileId &jail,
                             const std::string &ns_path);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/sys/jail_probe.hpp"
+#include "sjail/sys/node/jail_probe.hpp"
 
-#include "sjail/core/jail_probe.hpp"
+#include "sjail/core/node/jail_probe.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "sjail/sys/child_process.hpp"
-#include "sjail/sys/ld_cache.hpp"
+#include "sjail/sys/gpu/ld_cache.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The shared jail's filesystem as one step sees it (core/jail_probe.hpp says
+// The shared jail's filesystem as one step sees it (core/node/jail_probe.hpp says
 // why): what the node's kernel already knows first; the server itself only
 // through a probe, a child that must answer within build_timeout=.
 #pragma once
 
 #include "sjail/core/config.hpp"
-#include "sjail/core/jail_probe.hpp"
+#include "sjail/core/node/jail_probe.hpp"
 #include "sjail/core/status.hpp"
 
 #include <cstdint>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/sys/jail_view.hpp"
+#include "sjail/sys/node/jail_view.hpp"
 
-#include "sjail/core/jail_policy.hpp"
+#include "sjail/core/node/jail_policy.hpp"
 #include "sjail/core/path_rules.hpp"
-#include "sjail/sys/proc_options.hpp"
+#include "sjail/sys/node/proc_options.hpp"
 #include "sjail/sys/run_view.hpp"
 #include "sjail/sys/safe_open.hpp"
 

@@ -5,7 +5,7 @@
 
 #include "sjail/core/builder_report.hpp"
 #include "sjail/core/config.hpp"
-#include "sjail/core/mount_plan.hpp"
+#include "sjail/core/node/mount_plan.hpp"
 #include "sjail/core/status.hpp"
 #include "sjail/sys/fd.hpp"
 
@@ -25,7 +25,7 @@ FileId file_id_of(const struct stat &st);
 Status build_jail_view(const Config &config, const std::vector<MountOp> &plan, FileId &root);
 
 // The two steps of build_jail_view, for a builder that adds to the view in
-// between (the node's GPU driver, sys/gpu_view.hpp). assemble_jail_view: checks,
+// between (the node's GPU driver, sys/gpu/gpu_view.hpp). assemble_jail_view: checks,
 // binds the jail onto itself (`view`: that mount, attached at config.jail)
 // and mounts the plan. pivot_into_view: pivot_root into `view`, old root
 // detached.

@@ -12,18 +12,11 @@
 #include "sjail/core/builder_report.hpp"
 #include "sjail/core/config.hpp"
 #include "sjail/core/status.hpp"
-#include "sjail/sys/fd.hpp"
+#include "sjail/sys/node/kept_namespace.hpp"
 
 #include <string>
 
 namespace sjail {
-
-struct NodeNamespace {
-    Fd fd;                // the kept mount namespace
-    FileId jail;          // what "/" must be inside it
-    std::string stamp;    // what it was built from (node_stamp.hpp)
-    bool watched = false; // joined through the node watch, without the full check
-};
 
 // Returns the node namespace, building or rebuilding it (under STATE/lock)
 // when it is missing or its stamp no longer matches what it would be built

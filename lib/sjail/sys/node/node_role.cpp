@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/sys/node_role.hpp"
+#include "sjail/sys/node/node_role.hpp"
 
-#include "sjail/core/node_role.hpp"
+#include "sjail/core/node/node_role.hpp"
 #include "sjail/sys/process_scan.hpp"
 
 #include <array>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Whether this host is a compute node, from its processes (core/node_role.hpp
+// Whether this host is a compute node, from its processes (core/node/node_role.hpp
 // says what counts as slurmd).
 #pragma once
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/sys/node_stamp.hpp"
+#include "sjail/sys/node/node_stamp.hpp"
 
-#include "sjail/core/mount_plan.hpp"
-#include "sjail/core/node_stamp.hpp"
+#include "sjail/core/node/mount_plan.hpp"
+#include "sjail/core/node/node_stamp.hpp"
 #include "sjail/sys/cached_stat.hpp"
-#include "sjail/sys/jail_probe.hpp"
-#include "sjail/sys/jail_view.hpp"
-#include "sjail/sys/proc_options.hpp"
+#include "sjail/sys/node/jail_probe.hpp"
+#include "sjail/sys/node/jail_view.hpp"
+#include "sjail/sys/node/proc_options.hpp"
 #include "sjail/sys/safe_open.hpp"
 
 #include <dlfcn.h>

@@ -9,8 +9,8 @@
 #include "sjail/core/config.hpp"
 #include "sjail/core/status.hpp"
 #include "sjail/sys/fd.hpp"
-#include "sjail/sys/gpu_view.hpp"
-#include "sjail/sys/jail_probe.hpp"
+#include "sjail/sys/gpu/gpu_view.hpp"
+#include "sjail/sys/node/jail_probe.hpp"
 #include "sjail/sys/safe_open.hpp"
 
 #include <string>

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/sys/node_watch.hpp"
+#include "sjail/sys/node/node_watch.hpp"
 
-#include "sjail/core/job_layout.hpp"
-
-#include "sjail/core/mount_plan.hpp"
-#include "sjail/core/node_stamp.hpp"
-#include "sjail/core/node_watch.hpp"
-#include "sjail/sys/gpu_view.hpp"
-#include "sjail/sys/jail_probe.hpp"
+#include "sjail/core/node/mount_plan.hpp"
+#include "sjail/core/node/node_stamp.hpp"
+#include "sjail/core/node/node_watch.hpp"
+#include "sjail/core/proc_stat.hpp"
+#include "sjail/sys/gpu/gpu_view.hpp"
+#include "sjail/sys/node/jail_probe.hpp"
 #include "sjail/sys/process_scan.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The node watch (core/node_watch.hpp says what it is and what it proves):
+// The node watch (core/node/node_watch.hpp says what it is and what it proves):
 // slurmd's queues, a step's way in without the full check, and the arming
 // that lets it.
 #pragma once
@@ -7,8 +7,8 @@
 #include "sjail/core/config.hpp"
 #include "sjail/core/status.hpp"
 #include "sjail/sys/fd.hpp"
-#include "sjail/sys/node_namespace.hpp"
-#include "sjail/sys/node_stamp.hpp"
+#include "sjail/sys/node/kept_namespace.hpp"
+#include "sjail/sys/node/node_stamp.hpp"
 
 #include <cstdint>
 #include <string>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sjail/sys/proc_options.hpp"
+#include "sjail/sys/node/proc_options.hpp"
 
 #include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/small_file.hpp"

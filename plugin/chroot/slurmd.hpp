@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// chroot.so in slurmd, and at a job's end on the node: deleting what
+// crashed jobs left, the node watch, building the node's jail namespace
+// early, and deleting a job's namespaces.
+#pragma once
+
+extern "C" {
+#include <slurm/spank.h>
+}
+
+#include <cstdint>
+
+namespace chroot_plugin {
+
+// slurmd's init: deletes the namespaces of jobs with nothing left on the
+// node, starts the node watch (node_watch.hpp) and builds the node's jail
+// namespace in the background, so slurmd's start is not delayed.
+void start_in_slurmd();
+
+// slurmd's exit: stops the node watch and drops the node's namespace.
+void stop_in_slurmd();
+
+// After slurmd or slurmstepd was killed: the namespaces of jobs that have
+// no process left on the node go.
+void delete_stale_jobs();
+
+// The job ended on this node: its namespaces go. -1 when they could not.
+int delete_job(std::uint32_t job);
+
+// SPANK's job epilog (slurmd runs it at the job's end, without a
+// slurm_spank_init): deletes the job's namespaces with the settings that
+// come with this call.
+int delete_job_at_epilog(spank_t sp, int ac, char **av);
+
+} // namespace chroot_plugin
