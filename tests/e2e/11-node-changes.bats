@@ -148,7 +148,10 @@ srun_quickly() {
     [ "$ELAPSED" -lt 30 ]
     assert_ran_in_jail task 1
     [ -f "$NODE_STATE/stamp" ]
-    # The lock must be a regular file: refused, with the fix.
+    # The lock must be a regular file: refused, with the fix. What is left
+    # of the first job on the node (its slurmstepd) may still take the lock
+    # after srun returned, making it again between the two commands.
+    wait_until 20 node_is_idle node1
     rm -f "$NODE_STATE/lock"
     mkfifo -m 0600 "$NODE_STATE/lock"
     srun_quickly "$T/task.sh"
