@@ -8,6 +8,7 @@
 #include "sjail/core/config.hpp"
 #include "sjail/core/job/step_decision.hpp"
 #include "sjail/core/node/mount_plan.hpp"
+#include "sjail/core/parse_config.hpp"
 #include "sjail/sys/job/job_namespace.hpp"
 #include "sjail/sys/job/step_entry.hpp"
 #include "sjail/sys/node/jail_view.hpp"

@@ -6,6 +6,7 @@
 // mount namespace (nsenter -t SLURMD_PID -m); count what the jail's server
 // served meanwhile with the server's own counters (tests/shared-fs).
 #include "sjail/core/config.hpp"
+#include "sjail/core/parse_config.hpp"
 #include "sjail/sys/job/step_entry.hpp"
 
 #include <CLI/CLI.hpp>

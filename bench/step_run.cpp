@@ -9,6 +9,7 @@
 // reason on stderr). For measuring work inside the jail against outside on
 // a machine without Slurm (bench/gpu-check). Needs root.
 #include "sjail/core/config.hpp"
+#include "sjail/core/parse_config.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "sjail/sys/job/job_namespace.hpp"
 #include "sjail/sys/job/step_entry.hpp"

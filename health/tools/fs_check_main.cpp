@@ -6,6 +6,7 @@
 #include "program_main.hpp"
 
 #include "sjail/core/config.hpp"
+#include "sjail/core/parse_config.hpp"
 #include "sjail/sys/node/jail_probe.hpp"
 #include "sjail/sys/safe_open.hpp"
 

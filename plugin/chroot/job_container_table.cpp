@@ -26,7 +26,7 @@ using sjail::Status;
 Status join_from_slurmd(std::uint32_t job) {
     sjail::JobNamespace job_ns;
     sjail::FileId jail;
-    if (!sjail::open_existing_job_namespace(plugin.config, job, job_ns)) {
+    if (!sjail::open_existing_job_namespace(plugin.config.state_dir, job, job_ns)) {
         sjail::NodeNamespace node;
         if (Status s = sjail::acquire_node_namespace(plugin.config, node); !s.ok()) {
             return s;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plugin_state.hpp"
 
+#include "sjail/core/parse_config.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "sjail/sys/job/dead_end.hpp"
 

@@ -6,6 +6,7 @@
 #include "inspect.hpp"
 #include "job_container_lines.hpp"
 #include "sjail/core/config.hpp"
+#include "sjail/core/parse_config.hpp"
 #include "sjail/core/plugstack.hpp"
 #include "sjail/sys/plugstack.hpp"
 #include "slurm_conf.hpp"

@@ -51,7 +51,7 @@ std::vector<MountPoint> plan_mount_points(const Config &config) {
         MountPoint point;
         point.target = op.target;
         point.setting = setting_of(config, op);
-        point.made_by_plugin = in_node_run(config, op.target);
+        point.made_by_plugin = in_node_run(config.run, op.target);
         if (op.kind == MountKind::FreshProc || op.kind == MountKind::FreshRun) {
             point.type = PointType::Directory;
         } else {
@@ -70,7 +70,7 @@ std::vector<MountPoint> gpu_mount_points(const DriverPlan &plan, const Config &c
     for (const auto &bind : plan.binds) {
         if (!bind.in_tree) {
             out.push_back({bind.target, PointType::LikeSource, "", "gpu=", false,
-                           in_node_run(config, bind.target)});
+                           in_node_run(config.run, bind.target)});
         }
     }
     return out;

@@ -2,6 +2,7 @@
 #include "session_entry.hpp"
 
 #include "sjail/core/job/job_layout.hpp"
+#include "sjail/core/parse_config.hpp"
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/job/job_init.hpp"
 #include "sjail/sys/job/step_entry.hpp"
@@ -120,7 +121,7 @@ SessionFacts gather_facts(const Config &config, const ModuleArgs &args, const Se
         facts.pam_env_job = parse_job_id(user.pam_env_job);
         facts.pam_env_job_malformed = !facts.pam_env_job.has_value();
     }
-    facts.node_has_jobs = !running_jobs(config).empty();
+    facts.node_has_jobs = !running_jobs(config.state_dir).empty();
     facts.slurmd_here = args.node == NodeRole::Auto && !facts.node_has_jobs && slurmd_runs_here();
     return facts;
 }
@@ -221,7 +222,7 @@ Status plan_session(const ModuleArgs &args, const SessionUser &user,
         if (auto s = check_owner(job, user.uid); !s.ok()) {
             return s;
         }
-        if (auto s = open_running_job_namespace(out.config, job, out.job); !s.ok()) {
+        if (auto s = open_running_job_namespace(out.config.state_dir, job, out.job); !s.ok()) {
             return s;
         }
     }

@@ -2,31 +2,19 @@
 #include "session_plan.hpp"
 
 #include "sjail/core/path_rules.hpp"
+#include "sjail/core/whole_number.hpp"
 
-#include <charconv>
 #include <sys/wait.h>
 
 namespace sjail {
 namespace {
-
-std::optional<std::uint32_t> parse_u32(std::string_view text) {
-    std::uint32_t value = 0;
-    if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != text.npos) {
-        return std::nullopt;
-    }
-    const auto [end, err] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (err != std::errc() || end != text.data() + text.size()) {
-        return std::nullopt;
-    }
-    return value;
-}
 
 // The number after `prefix` in a cgroup path component ("job_12" -> 12).
 std::optional<std::uint32_t> number_after(std::string_view component, std::string_view prefix) {
     if (!component.starts_with(prefix)) {
         return std::nullopt;
     }
-    return parse_u32(component.substr(prefix.size()));
+    return whole_number<std::uint32_t>(component.substr(prefix.size()));
 }
 
 } // namespace
@@ -148,7 +136,7 @@ CgroupJob job_of_cgroup(std::string_view text) {
 }
 
 std::optional<std::uint32_t> parse_job_id(std::string_view text) {
-    auto job = parse_u32(text);
+    auto job = whole_number<std::uint32_t>(text);
     if (job && *job == 0) {
         return std::nullopt;
     }
@@ -164,8 +152,8 @@ std::optional<PasswdEntry> find_passwd_entry(std::string_view text, std::string_
         if (f.size() != 7 || f[0] != name) {
             continue;
         }
-        const auto uid = parse_u32(f[2]);
-        const auto gid = parse_u32(f[3]);
+        const auto uid = whole_number<std::uint32_t>(f[2]);
+        const auto gid = whole_number<std::uint32_t>(f[3]);
         if (!uid || !gid) {
             return std::nullopt; // a malformed entry is no entry
         }

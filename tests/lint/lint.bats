@@ -76,6 +76,20 @@ quoted_includes() { git grep -nE '^#include "' -- "$1"; }
     assert_output ""
 }
 
+# lib/sjail/README.md is the library's map: a row per file, by the name
+# below core/ or sys/ (`node/node_stamp`) or its last part where the domain
+# heads the table; a file added without its row fails here.
+@test "lib/sjail/README.md has a row for every file of the library" {
+    local file name missing=""
+    while IFS= read -r file; do
+        name=${file#lib/sjail/*/}
+        name=${name%.*}
+        grep -qF -e "\`$name\`" -e "\`${name##*/}\`" -e "\`core/$name.hpp\`" lib/sjail/README.md ||
+            missing+=" $file"
+    done < <(git ls-files 'lib/sjail/core/*.[ch]pp' 'lib/sjail/sys/*.[ch]pp')
+    [ -z "$missing" ] || fail "lib/sjail/README.md has no row for:$missing; add one to its core/ or sys/ table"
+}
+
 @test "front ends include the library and their own folder only" {
     local fe bad=""
     for fe in plugin/*/; do

@@ -10,6 +10,8 @@
 #include "slurm_conf.hpp"
 #include "su_stack.hpp"
 
+#include "sjail/core/parse_config.hpp"
+
 #include <gtest/gtest.h>
 #include <map>
 #include <optional>

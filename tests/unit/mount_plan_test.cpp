@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/node/mount_plan.hpp"
+#include "sjail/core/parse_config.hpp"
 
 #include <gtest/gtest.h>
 
@@ -90,10 +91,10 @@ TEST(MountPlan, NodeRunSkeletonIsDebiansStickyLockDirectory) {
 
 TEST(MountPlan, MountPointsBelowRunAreThePluginsOnlyWithRunNode) {
     const auto node = config_of({"jail=/j"});
-    EXPECT_TRUE(in_node_run(node, "/run/munge"));
-    EXPECT_TRUE(in_node_run(node, "/run/a/b"));
-    EXPECT_FALSE(in_node_run(node, "/run"));
-    EXPECT_FALSE(in_node_run(node, "/runner"));
-    EXPECT_FALSE(in_node_run(node, "/etc/slurm"));
-    EXPECT_FALSE(in_node_run(config_of({"jail=/j", "run=jail"}), "/run/munge"));
+    EXPECT_TRUE(in_node_run(node.run, "/run/munge"));
+    EXPECT_TRUE(in_node_run(node.run, "/run/a/b"));
+    EXPECT_FALSE(in_node_run(node.run, "/run"));
+    EXPECT_FALSE(in_node_run(node.run, "/runner"));
+    EXPECT_FALSE(in_node_run(node.run, "/etc/slurm"));
+    EXPECT_FALSE(in_node_run(config_of({"jail=/j", "run=jail"}).run, "/run/munge"));
 }

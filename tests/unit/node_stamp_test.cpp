@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/node/node_stamp.hpp"
+#include "sjail/core/parse_config.hpp"
 #include "sjail/core/proc_options.hpp"
 
 #include <gtest/gtest.h>

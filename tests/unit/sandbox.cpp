@@ -3,6 +3,7 @@
 
 #include "kit/jail_skeleton.hpp"
 #include "sjail/core/node/mount_plan.hpp"
+#include "sjail/core/parse_config.hpp"
 
 namespace sandbox {
 

@@ -2,6 +2,8 @@
 // The settings table: its rows agree with Config's defaults, with the
 // fingerprint, and with the settings tables of the README and chroot.so(8).
 #include "sjail/core/config.hpp"
+#include "sjail/core/fingerprint.hpp"
+#include "sjail/core/parse_config.hpp"
 #include "sjail/core/settings.hpp"
 
 #include <gtest/gtest.h>

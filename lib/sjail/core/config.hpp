@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Parsing of the plugstack.conf arguments of chroot.so (each key's row is in
-// settings.hpp). Pure: no system calls.
+// The settings of chroot.so, as its plugstack.conf line gives them
+// (parse_config.hpp reads the line; settings.hpp has a row per key). Pure.
 #pragma once
 
 #include "sjail/core/gpu_mode.hpp"
-#include "sjail/core/status.hpp"
 
 #include <string>
 #include <string_view>
@@ -57,23 +56,6 @@ struct Config {
 
     bool operator==(const Config &) const = default;
 };
-
-struct ParsedConfig {
-    Config config;
-    Status status;
-};
-
-// Parses "key=value" arguments. Unknown keys, repeated single-valued keys,
-// relative or unnormalised paths and colliding mount targets are errors.
-ParsedConfig parse_config(const std::vector<std::string> &args);
-
-// A canonical one-line description of everything that shapes the node
-// namespace. When it changes, the prepared namespace is stale.
-std::string fingerprint(const Config &config);
-
-// The fingerprint's digest (core/digest.hpp), computed without building its
-// text: what a step compares with the node watch's token.
-std::string fingerprint_digest(const Config &config);
 
 // "node" or "jail", as run= takes it.
 std::string_view run_mode_name(RunMode mode);

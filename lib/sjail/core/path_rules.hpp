@@ -4,8 +4,6 @@
 
 #include "sjail/core/status.hpp"
 
-#include <charconv>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
@@ -46,17 +44,5 @@ bool is_same_or_below(std::string_view path, std::string_view base);
 // target goes through: owned by root, not writable by group or others.
 // Returns an empty status when fine, else a message naming `path`.
 Status check_root_owned(std::string_view path, uid_t owner, mode_t mode);
-
-// `text` as a whole number of type T (decimal, nothing else around it), or
-// nothing.
-template <typename T> std::optional<T> whole_number(std::string_view text) {
-    T value{};
-    const auto *end = text.data() + text.size();
-    auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (text.empty() || ec != std::errc() || ptr != end) {
-        return std::nullopt;
-    }
-    return value;
-}
 
 } // namespace sjail

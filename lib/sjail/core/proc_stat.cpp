@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/proc_stat.hpp"
 
-#include "sjail/core/path_rules.hpp"
+#include "sjail/core/whole_number.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -10,8 +10,8 @@ const std::vector<RunDir> &node_run_skeleton() {
     return skeleton;
 }
 
-bool in_node_run(const Config &config, const std::string &target) {
-    return config.run == RunMode::Node && target != "/run" && is_same_or_below(target, "/run");
+bool in_node_run(RunMode run, const std::string &target) {
+    return run == RunMode::Node && target != "/run" && is_same_or_below(target, "/run");
 }
 
 } // namespace sjail

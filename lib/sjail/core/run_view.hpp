@@ -29,6 +29,6 @@ inline constexpr const char *kNodeRunSize = "16m";
 
 // True when `target` needs a mount point in the fresh /run (run=node and
 // `target` lies below /run): the plugin makes it there, not the jail.
-bool in_node_run(const Config &config, const std::string &target);
+bool in_node_run(RunMode run, const std::string &target);
 
 } // namespace sjail

@@ -5,10 +5,10 @@
 #include "sjail/core/gpu_mode.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "sjail/core/proc_options.hpp"
+#include "sjail/core/whole_number.hpp"
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 
 namespace sjail {
 namespace {
@@ -67,16 +67,13 @@ Status apply_opt_out(Config &config, std::string_view /*key*/, const std::string
 }
 
 Status parse_seconds(std::string_view key, const std::string &value, int &out, int least) {
-    int seconds = 0;
-    const auto *end = value.data() + value.size();
-    auto [ptr, ec] = std::from_chars(value.data(), end, seconds);
-    if (value.empty() || ec != std::errc() || ptr != end || seconds < least ||
-        seconds > kMaxSettingSeconds) {
+    const auto seconds = whole_number<int>(value);
+    if (!seconds || *seconds < least || *seconds > kMaxSettingSeconds) {
         return Status::failure(std::string(key) + "=" + value +
                                " is not a number of seconds from " + std::to_string(least) +
                                " to " + std::to_string(kMaxSettingSeconds));
     }
-    out = seconds;
+    out = *seconds;
     return {};
 }
 

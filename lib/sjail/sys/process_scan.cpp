@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/sys/process_scan.hpp"
 
-#include <charconv>
+#include "sjail/core/whole_number.hpp"
+
 #include <dirent.h>
 #include <string_view>
 
@@ -14,12 +15,11 @@ void for_each_process(const std::function<bool(std::int64_t pid, const std::stri
     }
     while (const dirent *e = ::readdir(proc)) {
         const std::string_view name = e->d_name;
-        std::int64_t pid = 0;
-        const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
-        if (ec != std::errc() || end != name.data() + name.size() || pid <= 0) {
+        const auto pid = whole_number<std::int64_t>(name);
+        if (!pid || *pid <= 0) {
             continue; // not a process
         }
-        if (!visit(pid, "/proc/" + std::string(name))) {
+        if (!visit(*pid, "/proc/" + std::string(name))) {
             break;
         }
     }

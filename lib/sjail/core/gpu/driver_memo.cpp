@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/gpu/driver_memo.hpp"
 
-#include <charconv>
+#include "sjail/core/whole_number.hpp"
 
 namespace sjail {
 namespace {
@@ -50,13 +50,12 @@ bool driver_memo_lookup(std::string_view memo, const std::string &key,
     if (!next_line(memo, pos, line) || line != key || !next_line(memo, pos, line)) {
         return false;
     }
-    std::size_t count = 0;
-    const auto [end, err] = std::from_chars(line.data(), line.data() + line.size(), count);
-    if (err != std::errc() || end != line.data() + line.size()) {
+    const auto count = whole_number<std::size_t>(line);
+    if (!count) {
         return false;
     }
     std::vector<LibraryName> found;
-    for (std::size_t i = 0; i < count; ++i) {
+    for (std::size_t i = 0; i < *count; ++i) {
         std::string_view dir;
         std::string_view name;
         std::string_view real;

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/job/job_layout.hpp"
 
-#include "sjail/core/path_rules.hpp"
+#include "sjail/core/whole_number.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <sys/wait.h>
 

@@ -2,8 +2,7 @@
 #include "sjail/core/node/jail_probe.hpp"
 
 #include "sjail/core/mountinfo.hpp"
-
-#include <charconv>
+#include "sjail/core/whole_number.hpp"
 
 namespace sjail {
 namespace {
@@ -21,12 +20,11 @@ std::optional<JailProbeMemo> parse_probe_memo(std::string_view text) {
         return std::nullopt;
     }
     const std::string_view number = text.substr(kHeader.size(), text.size() - kHeader.size() - 1);
-    JailProbeMemo memo;
-    const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), memo.at_s);
-    if (number.empty() || ec != std::errc() || ptr != number.data() + number.size()) {
+    const auto at_s = whole_number<decltype(JailProbeMemo::at_s)>(number);
+    if (!at_s) {
         return std::nullopt;
     }
-    return memo;
+    return JailProbeMemo{.at_s = *at_s};
 }
 
 bool probe_due(const std::optional<JailProbeMemo> &memo, std::int64_t now_s, int recheck_s) {

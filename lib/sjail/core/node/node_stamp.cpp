@@ -2,6 +2,7 @@
 #include "sjail/core/node/node_stamp.hpp"
 
 #include "sjail/core/digest.hpp"
+#include "sjail/core/fingerprint.hpp"
 
 namespace sjail {
 

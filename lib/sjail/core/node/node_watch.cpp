@@ -2,9 +2,9 @@
 #include "sjail/core/node/node_watch.hpp"
 
 #include "sjail/core/path_rules.hpp"
+#include "sjail/core/whole_number.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 
 namespace sjail {
@@ -15,9 +15,11 @@ constexpr std::string_view kArmedHeader = "sjail-armed 1\n";
 constexpr std::string_view kStampLine = "stamp\n";
 
 template <typename Number> bool parse_number(std::string_view text, Number &out) {
-    const auto *end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, out);
-    return ec == std::errc() && ptr == end;
+    const auto number = whole_number<Number>(text);
+    if (number) {
+        out = *number;
+    }
+    return number.has_value();
 }
 
 // Takes the line "KEY VALUE\n" off the front of `text`.

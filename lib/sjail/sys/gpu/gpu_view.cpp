@@ -125,7 +125,7 @@ std::string report(const Config &config, const NodeDriver &driver, const DriverP
 Status make_run_mount_points(const Config &config, int view, const DriverPlan &plan,
                              const NodeDriver &driver) {
     for (const auto &bind : plan.binds) {
-        if (bind.in_tree || !in_node_run(config, bind.target)) {
+        if (bind.in_tree || !in_node_run(config.run, bind.target)) {
             continue;
         }
         const auto type = driver.files.at(bind.file).kind == DriverFileKind::IpcDir
@@ -153,13 +153,13 @@ DriverSearch driver_search_for(const Config &config) {
     }
     search.mps_pipe_dir = config.gpu_mps_dir;
     if (config.gpu != GpuMode::Off) { // gpu=off looks for nothing
-        search.memo = read_small_file(driver_memo_path(config));
+        search.memo = read_small_file(driver_memo_path(config.state_dir));
     }
     return search;
 }
 
-std::string driver_memo_path(const Config &config) {
-    return config.state_dir + "/driver-memo";
+std::string driver_memo_path(const std::string &state_dir) {
+    return state_dir + "/driver-memo";
 }
 
 Status find_node_gpu(const Config &config, NodeGpu &out,

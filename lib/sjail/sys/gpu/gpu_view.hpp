@@ -33,7 +33,7 @@ DriverSearch driver_search_for(const Config &config);
 // STATE/driver-memo: what the node's loader cache listed for the driver when
 // the namespace was last built (driver_memo.hpp). Its key, the cache's
 // identity, is part of the stamp, so a new cache rebuilds and renews it.
-std::string driver_memo_path(const Config &config);
+std::string driver_memo_path(const std::string &state_dir);
 
 // Finds the node's driver as `config` asks. An error (gpu=on and none found,
 // or a driver that cannot be trusted in any mode) is one line. The jail's

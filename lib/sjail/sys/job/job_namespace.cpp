@@ -743,12 +743,14 @@ Status make_or_refresh(const Config &config, const NodeNamespace &node, std::uin
 
 } // namespace
 
-bool open_existing_job_namespace(const Config &config, std::uint32_t job, JobNamespace &out) {
-    return open_existing(job_paths(config.state_dir, job), out);
+bool open_existing_job_namespace(const std::string &state_dir, std::uint32_t job,
+                                 JobNamespace &out) {
+    return open_existing(job_paths(state_dir, job), out);
 }
 
-Status open_running_job_namespace(const Config &config, std::uint32_t job, JobNamespace &out) {
-    if (!open_existing(job_paths(config.state_dir, job), out)) {
+Status open_running_job_namespace(const std::string &state_dir, std::uint32_t job,
+                                  JobNamespace &out) {
+    if (!open_existing(job_paths(state_dir, job), out)) {
         return Status::failure("job " + std::to_string(job) +
                                " has no running namespaces on this node (it has not started "
                                "here, or it has ended)");
@@ -756,16 +758,16 @@ Status open_running_job_namespace(const Config &config, std::uint32_t job, JobNa
     return {};
 }
 
-std::vector<std::uint32_t> running_jobs(const Config &config) {
+std::vector<std::uint32_t> running_jobs(const std::string &state_dir) {
     std::vector<std::uint32_t> jobs;
-    DIR *dir = ::opendir(jobs_dir(config.state_dir).c_str());
+    DIR *dir = ::opendir(jobs_dir(state_dir).c_str());
     if (dir == nullptr) {
         return jobs;
     }
     while (const dirent *e = ::readdir(dir)) {
         const auto job = job_of_entry(e->d_name);
         JobNamespace ns;
-        if (job && open_existing(job_paths(config.state_dir, *job), ns)) {
+        if (job && open_existing(job_paths(state_dir, *job), ns)) {
             jobs.push_back(*job);
         }
     }

@@ -36,8 +36,10 @@ struct JobNamespace {
     Fd pid;   // the job's PID namespace
 };
 
-// Opens the job's namespaces when they exist; false when they do not.
-bool open_existing_job_namespace(const Config &config, std::uint32_t job, JobNamespace &out);
+// Opens the job's namespaces below the state directory `state_dir` when they
+// exist; false when they do not.
+bool open_existing_job_namespace(const std::string &state_dir, std::uint32_t job,
+                                 JobNamespace &out);
 
 // Opens the job's namespaces, making them first (under the job's lock) when
 // the job has none on this node yet.
@@ -46,10 +48,11 @@ Status open_job_namespace(const Config &config, const NodeNamespace &node, std::
 
 // Opens the namespaces of a job that is running on this node, never making
 // them (an SSH session adopted into the job joins what its steps use).
-Status open_running_job_namespace(const Config &config, std::uint32_t job, JobNamespace &out);
+Status open_running_job_namespace(const std::string &state_dir, std::uint32_t job,
+                                  JobNamespace &out);
 
-// The jobs that have running namespaces on this node.
-std::vector<std::uint32_t> running_jobs(const Config &config);
+// The jobs that have running namespaces on this node (below `state_dir`).
+std::vector<std::uint32_t> running_jobs(const std::string &state_dir);
 
 // Ends the job on this node: its init is killed, and with it every process
 // still in the job; its namespaces are dropped and its private /tmp removed.

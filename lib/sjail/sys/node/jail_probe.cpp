@@ -23,8 +23,8 @@ namespace {
 
 constexpr std::string_view kAnswer = "sjail-probe ok\n";
 
-std::string memo_path(const Config &config) {
-    return config.state_dir + "/jail-probe";
+std::string memo_path(const std::string &state_dir) {
+    return state_dir + "/jail-probe";
 }
 
 // A loader cache the jail's filesystem served but the plugin refuses: only
@@ -91,8 +91,8 @@ std::int64_t boot_seconds() {
     return now.tv_sec;
 }
 
-std::optional<JailProbeMemo> read_probe_memo(const Config &config) {
-    return parse_probe_memo(read_small_file(memo_path(config)));
+std::optional<JailProbeMemo> read_probe_memo(const std::string &state_dir) {
+    return parse_probe_memo(read_small_file(memo_path(state_dir)));
 }
 
 Status JailFilesystem::probe(bool keep_answer) {
@@ -115,14 +115,14 @@ Status JailFilesystem::ask_server(bool keep_answer) {
     const std::string &report = child.report();
     if (end.kind == BuilderEnd::Kind::TimedOut || !child.reported_in_time()) {
         silent_ = true;
-        (void)::unlink(memo_path(config_).c_str());
+        (void)::unlink(memo_path(config_.state_dir).c_str());
         return Status::failure("the jail's filesystem did not answer within build_timeout=" +
                                std::to_string(config_.build_timeout_s) + " s (" +
                                name_jail_filesystem(config_.jail) +
                                "); new steps on this node fail until its server answers again");
     }
     if (!report.starts_with(kAnswer)) {
-        (void)::unlink(memo_path(config_).c_str());
+        (void)::unlink(memo_path(config_.state_dir).c_str());
         const std::string why = report.starts_with("error: ") ? report.substr(7) : report;
         return Status::failure("the jail's filesystem (" + name_jail_filesystem(config_.jail) +
                                ") cannot serve the jail: " +
@@ -130,13 +130,14 @@ Status JailFilesystem::ask_server(bool keep_answer) {
     }
     probed_line_ = report.substr(kAnswer.size());
     if (keep_answer) {
-        (void)write_file_atomically(memo_path(config_), format_probe_memo({boot_seconds()}));
+        (void)write_file_atomically(memo_path(config_.state_dir),
+                                    format_probe_memo({boot_seconds()}));
     }
     return {};
 }
 
 Status JailFilesystem::check_answers() {
-    if (!probe_due(read_probe_memo(config_), boot_seconds(), config_.recheck_s)) {
+    if (!probe_due(read_probe_memo(config_.state_dir), boot_seconds(), config_.recheck_s)) {
         return {};
     }
     return probe();

@@ -56,8 +56,9 @@ class JailFilesystem {
 // Seconds since boot (CLOCK_BOOTTIME), the clock of STATE/jail-probe.
 std::int64_t boot_seconds();
 
-// When the jail's filesystem last answered a probe (STATE/jail-probe).
-std::optional<JailProbeMemo> read_probe_memo(const Config &config);
+// When the jail's filesystem last answered a probe (STATE/jail-probe, below
+// the state directory `state_dir`).
+std::optional<JailProbeMemo> read_probe_memo(const std::string &state_dir);
 
 // Whether `jail` is on a network or FUSE filesystem (NFS, Lustre, CephFS,
 // SMB, GPFS, 9p, FUSE: GlusterFS, virtiofs, ...), and whether it is the root

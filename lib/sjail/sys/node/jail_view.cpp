@@ -82,7 +82,7 @@ Status mount_op(const Config &config, int jail_root, const MountOp &op) {
     case MountKind::FreshRun:
         return mount_node_run(jail_root);
     default:
-        return mount_bind(jail_root, op, in_node_run(config, op.target));
+        return mount_bind(jail_root, op, in_node_run(config.run, op.target));
     }
 }
 

@@ -46,7 +46,7 @@ Status rebuild(const Config &config, CurrentStamp &now, NodeNamespace &out) {
     if (auto s = resolve_proc_options(config, proc); !s.ok()) {
         return s;
     }
-    if (auto s = save_proc_options(config, proc); !s.ok()) {
+    if (auto s = save_proc_options(config.state_dir, proc); !s.ok()) {
         return s;
     }
     // Identified before the build: a source or driver that changes while it
@@ -63,7 +63,7 @@ Status rebuild(const Config &config, CurrentStamp &now, NodeNamespace &out) {
         // What the loader cache listed for the driver, keyed by the cache
         // file: it spares the next steps a read of the whole cache. (A
         // memo changes the stamp, so a changed one always comes here.)
-        (void)write_file_atomically(driver_memo_path(config), now.gpu.driver.memo);
+        (void)write_file_atomically(driver_memo_path(config.state_dir), now.gpu.driver.memo);
     }
     if (auto s = write_file_atomically(state + "/stamp", now.stamp); !s.ok()) {
         return s;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/sys/node/node_watch.hpp"
 
+#include "sjail/core/fingerprint.hpp"
 #include "sjail/core/node/mount_plan.hpp"
 #include "sjail/core/node/node_stamp.hpp"
 #include "sjail/core/node/node_watch.hpp"
@@ -530,7 +531,7 @@ void arm_watch(const Config &config, const CurrentStamp &now) {
     }
     const std::string kept = read_small_file(config.state_dir + "/stamp", kStampLimit);
     const std::int64_t until =
-        armed_until(read_probe_memo(config), boot_seconds(), config.recheck_s);
+        armed_until(read_probe_memo(config.state_dir), boot_seconds(), config.recheck_s);
     if (again.stamp != kept || until == 0 || anything_queued(queues)) {
         return;
     }

@@ -92,8 +92,8 @@ Status resolve_proc_options(const Config &config, ProcOptions &out) {
     return resolve_group(out);
 }
 
-Status save_proc_options(const Config &config, const ProcOptions &options) {
-    return write_file_atomically(config.state_dir + "/proc-options", format_proc_options(options));
+Status save_proc_options(const std::string &state_dir, const ProcOptions &options) {
+    return write_file_atomically(state_dir + "/proc-options", format_proc_options(options));
 }
 
 Status load_proc_options(const Config &config, ProcOptions &out) {

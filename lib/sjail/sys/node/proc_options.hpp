@@ -25,7 +25,7 @@ Status node_proc_super_options(std::string &out);
 // What the node namespace's build resolved (STATE/proc-options), so a job
 // does not read the host's whole mount table; resolved now if missing.
 Status load_proc_options(const Config &config, ProcOptions &out);
-Status save_proc_options(const Config &config, const ProcOptions &options);
+Status save_proc_options(const std::string &state_dir, const ProcOptions &options);
 
 // A new proc filesystem of the PID namespace the caller is in, with
 // `options`, as a detached nosuid, nodev, noexec mount.

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
+// Reading chroot.so's plugstack.conf arguments: each key, the checks of the
+// mounts they ask for against each other, and what shapes the fingerprint.
 #include "sjail/core/config.hpp"
+#include "sjail/core/fingerprint.hpp"
+#include "sjail/core/parse_config.hpp"
 
 #include <gtest/gtest.h>
 
