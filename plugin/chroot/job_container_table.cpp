@@ -45,6 +45,9 @@ Status join_from_slurmd(std::uint32_t job) {
     if (Status s = sjail::enter_namespace(job_ns.tasks.get()); !s.ok()) {
         return s;
     }
+    if (Status s = sjail::enter_job_ipc(job_ns.ipc); !s.ok()) {
+        return s;
+    }
     return sjail::verify_root(jail);
 }
 

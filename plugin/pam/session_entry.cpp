@@ -246,6 +246,11 @@ Status enter_session(SessionPlan &plan, std::string &notice) {
     if (job && ::setns(plan.job.pid.get(), CLONE_NEWPID) != 0) {
         return Status::from_errno("setns into the job's PID namespace");
     }
+    if (job) {
+        if (auto s = enter_job_ipc(plan.job.ipc); !s.ok()) {
+            return s;
+        }
+    }
     if (plan.decision.action == SessionAction::Private) {
         if (auto s = start_private_session(plan); !s.ok()) {
             return s;

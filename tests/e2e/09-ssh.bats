@@ -275,17 +275,18 @@ use_plugstack_d() {
     refute_output --partial SESSION-STARTED
 }
 
-@test "node1 with a running job: the login joins that job's jail, its processes and its /tmp" {
-    run ush "sbatch -w node1 -o /dev/null --wrap 'echo job-tmp >/tmp/e2e-ssh-tmp; exec sleep 300' | awk '{print \$4}'"
+@test "node1 with a running job: the login joins that job's jail, its processes, its /tmp and its IPC namespace" {
+    run ush "sbatch -w node1 -o /dev/null --wrap 'ipcmk -Q >/dev/null; echo job-tmp >/tmp/e2e-ssh-tmp; exec sleep 300' | awk '{print \$4}'"
     assert_success
     local job=$output
     wait_until 30 job_running "$job"
     wait_until 10 job_tmp_written "$job"
-    run sshto sjuser "$(node1_addr)" "test -f $MARKER && echo marker; cat /tmp/e2e-ssh-tmp; echo job=\$SLURM_JOB_ID; ps -e -o comm= | sort | tr '\n' ' '; echo; pgrep -x slurmd || echo no-slurmd"
+    run sshto sjuser "$(node1_addr)" "test -f $MARKER && echo marker; cat /tmp/e2e-ssh-tmp; echo queues=\$(ipcs -q | grep -c ^0x); echo job=\$SLURM_JOB_ID; ps -e -o comm= | sort | tr '\n' ' '; echo; pgrep -x slurmd || echo no-slurmd"
     ush "scancel $job"
     assert_success
     assert_line marker
     assert_line job-tmp
+    assert_line queues=1
     assert_line "job=$job"
     assert_output --partial sleep
     assert_line no-slurmd

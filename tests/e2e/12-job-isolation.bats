@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# Each job has its own PID namespace, /tmp and /dev/shm inside the shared
-# jail: it sees no other job, no process of the node, and leaves nothing behind.
+# Each job has its own PID and IPC namespaces, /tmp and /dev/shm inside the
+# shared jail: it sees no other job, no process of the node, and leaves nothing behind.
 
 setup() {
     load helpers
@@ -116,6 +116,38 @@ e2e-first"
     wait_until 30 test ! -e "$dir"
     # No process is left in the job's PID namespace.
     wait_until 10 no_process_in_pidns "$pidns"
+}
+
+# ipc_count: how many System V IPC objects (shared memory segments, message
+# queues, semaphore sets) the caller's IPC namespace holds.
+ipc_count='ipcs -m -q -s | grep -c "^0x" || true'
+
+@test "System V IPC is the job's own: its later steps see it, another job and the node do not, and it goes with the job" {
+    run ush "sbatch --parsable -w node1 -o $T/ipc.out --wrap '
+        ipcmk -M 33554432 -Q -S 1 >/dev/null && $ipc_count; echo ready; exec sleep 918'"
+    assert_success
+    local job=$output dir
+    dir=$(job_state_dir node1 "$job")
+    wait_until 30 grep -qx ready "$HOST_HOME/$T/ipc.out"
+    run cat "$HOST_HOME/$T/ipc.out"
+    assert_output "3
+ready"
+    run ush "srun --jobid=$job --overlap -w node1 sh -c '$ipc_count'"
+    assert_success
+    assert_output 3
+    run ush_other "srun -w node1 sh -c '$ipc_count'"
+    assert_success
+    assert_output 0
+    # The node's own IPC namespace (slurmd's) holds none of them.
+    run nsenter --target "$(slurmd_pid node1)" --ipc sh -c "$ipc_count"
+    assert_output 0
+    run ush "scancel $job"
+    assert_success
+    wait_until 30 test ! -e "$dir"
+    # A later job of the same user on the node finds nothing left.
+    run ush "srun -w node1 sh -c '$ipc_count'"
+    assert_success
+    assert_output 0
 }
 
 @test "a second step (srun --overlap) sees the first step's process and can signal it" {

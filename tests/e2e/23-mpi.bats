@@ -26,8 +26,7 @@ setup() {
 }
 
 # Each run takes about a second; a time limit of one minute (Slurm's least)
-# makes a hang (once seen in MPI_Finalize, under a full suite's load) fail
-# here instead of holding the suite for the test timeout.
+# makes a hang fail here instead of holding the suite for the test timeout.
 @test "srun --mpi=pmi2 -N2 -n2: an allreduce across two nodes gives the right sum" {
     run ush "srun --time=1 --mpi=pmi2 -N2 -n2 e2e-mpi/allreduce"
     assert_success
@@ -35,10 +34,18 @@ setup() {
     assert_line 'rank 1 of 2 on node2: sum 3'
 }
 
-@test "srun --mpi=pmi2 -N2 -n8: four ranks per node, sum 1..8" {
-    run ush "srun --time=1 --mpi=pmi2 -N2 -n8 --ntasks-per-node=4 e2e-mpi/allreduce"
+# UCX limited to its System V shared memory transport: the four tasks reach
+# each other only because they share the job's IPC namespace.
+@test "srun --mpi=pmi2 -N1 -n4 over System V shared memory: the job's tasks share its IPC namespace" {
+    run ush "UCX_TLS=sysv,self srun --time=1 --mpi=pmi2 -N1 -n4 -w node1 e2e-mpi/allreduce"
     assert_success
-    assert_equal "$(grep -c ': sum 36$' <<<"$output")" 8
-    assert_equal "$(grep -c ' on node1: ' <<<"$output")" 4
-    assert_equal "$(grep -c ' on node2: ' <<<"$output")" 4
+    assert_equal "$(grep -c ' on node1: sum 10$' <<<"$output")" 4
 }
+
+# Several ranks per node on two nodes is not run with Debian 12's MPICH
+# 4.0.2: its MPI_Finalize closes the UCX endpoints before its PMI barrier, and
+# over TCP a rank can wait for ever on a peer already in the barrier (here
+# without the job's IPC namespace too, with UCX_TLS=tcp,self: 3 runs of 15).
+# The local cluster's nodes are one machine, and before jobs had IPC
+# namespaces of their own UCX reached the other node through System V shared
+# memory, which hid it; on a cluster the nodes talk over the network.

@@ -16,8 +16,13 @@
 #include <future>
 #include <gtest/gtest.h>
 #include <linux/magic.h>
+#include <mqueue.h>
 #include <sstream>
+#include <sys/ipc.h>
 #include <sys/mount.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/vfs.h>
@@ -31,6 +36,27 @@ using sjail::Config;
 namespace {
 
 constexpr uid_t kNobody = 65534;
+constexpr key_t kIpcKey = 0x5a11;
+constexpr const char *kQueue = "/sjail-test-queue";
+
+// Which of the test's IPC objects the caller's IPC namespace holds.
+std::string ipc_objects_seen() {
+    std::string seen;
+    const auto add = [&seen](bool there, const char *name) {
+        if (there) {
+            seen += seen.empty() ? name : std::string(" ") + name;
+        }
+    };
+    add(::shmget(kIpcKey, 0, 0) >= 0, "shm");
+    add(::msgget(kIpcKey, 0) >= 0, "msg");
+    add(::semget(kIpcKey, 0, 0) >= 0, "sem");
+    const mqd_t q = ::mq_open(kQueue, O_RDONLY);
+    add(q != static_cast<mqd_t>(-1), "mq");
+    if (q != static_cast<mqd_t>(-1)) {
+        (void)::mq_close(q);
+    }
+    return seen;
+}
 
 // Runs `task` as slurmstepd does: a child enters the job for its step, then
 // forks the task, which moves into the tasks' view.
@@ -264,6 +290,41 @@ TEST(JobNamespace, PrivateTmpAndShmPerJobSharedByItsSteps) {
                                }).empty());
                   // Nothing reached the node-wide directory.
                   CHILD_EXPECT(::access("/mnt/node/tmp/mine", F_OK) != 0);
+                  return std::string();
+              }),
+              "");
+}
+
+// System V IPC and POSIX message queues: a job's are its own (another job
+// and the node see none of them, its later steps see them all) and go with
+// it (the same job id made anew starts empty).
+TEST(JobNamespace, SystemVIpcAndMessageQueuesAreTheJobsOwnAndGoWithIt) {
+    EXPECT_EQ(on_node([](Config &config) {
+                  constexpr std::uint32_t kJob = 31;
+                  CHILD_EXPECT(as_task(config, kJob, [] {
+                                   CHILD_EXPECT(::shmget(kIpcKey, 1 << 20, IPC_CREAT | 0600) >= 0);
+                                   CHILD_EXPECT(::msgget(kIpcKey, IPC_CREAT | 0600) >= 0);
+                                   CHILD_EXPECT(::semget(kIpcKey, 1, IPC_CREAT | 0600) >= 0);
+                                   const mqd_t q =
+                                       ::mq_open(kQueue, O_CREAT | O_RDWR, 0600, nullptr);
+                                   CHILD_EXPECT(q != static_cast<mqd_t>(-1));
+                                   CHILD_EXPECT(::mq_send(q, "left", 4, 0) == 0);
+                                   return std::string();
+                               }).empty());
+                  CHILD_EXPECT(as_task(config, kJob, [] {
+                                   CHILD_EXPECT(ipc_objects_seen() == "shm msg sem mq");
+                                   return std::string();
+                               }).empty());
+                  CHILD_EXPECT(as_task(config, kJob + 1, [] {
+                                   CHILD_EXPECT(ipc_objects_seen().empty());
+                                   return std::string();
+                               }).empty());
+                  CHILD_EXPECT(ipc_objects_seen().empty()); // the node's
+                  CHILD_EXPECT(sjail::delete_job_namespace(config, kJob).ok());
+                  CHILD_EXPECT(as_task(config, kJob, [] {
+                                   CHILD_EXPECT(ipc_objects_seen().empty());
+                                   return std::string();
+                               }).empty());
                   return std::string();
               }),
               "");

@@ -15,8 +15,12 @@ std::string jobs_dir(const std::string &state) {
 
 JobPaths job_paths(const std::string &state, std::uint32_t job) {
     const std::string dir = jobs_dir(state) + "/" + std::to_string(job);
-    return {dir,           dir + "/stepd", dir + "/tasks", dir + "/pid",
-            dir + "/init", dir + "/lock",  dir + "/ready"};
+    return {dir,          dir + "/stepd", dir + "/tasks", dir + "/pid",
+            dir + "/ipc", dir + "/init",  dir + "/lock",  dir + "/ready"};
+}
+
+std::array<const std::string *, 4> namespace_files(const JobPaths &paths) {
+    return {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns, &paths.ipc_ns};
 }
 
 std::optional<std::uint32_t> job_of_entry(std::string_view name) {

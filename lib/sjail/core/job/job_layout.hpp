@@ -6,6 +6,9 @@
 //   STATE/jobs/JOB/tasks   nsfs: the view of the job's own processes (the
 //                          same, with the job's own /proc)
 //   STATE/jobs/JOB/pid     nsfs: the job's PID namespace
+//   STATE/jobs/JOB/ipc     nsfs: the job's IPC namespace (System V IPC, POSIX
+//                          message queues): none for a job made by a version
+//                          before it
 //   STATE/jobs/JOB/init    "PID STARTTIME" of the job's init (PID 1 inside)
 //   STATE/jobs/JOB/lock    flock: exclusive to create and to delete
 //   STATE/jobs/JOB/ready   written last: the namespaces are complete; it holds
@@ -16,6 +19,7 @@
 
 #include "sjail/core/proc_stat.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -30,6 +34,7 @@ struct JobPaths {
     std::string stepd_ns;
     std::string tasks_ns;
     std::string pid_ns;
+    std::string ipc_ns;
     std::string init;
     std::string lock;
     std::string ready;
@@ -37,6 +42,9 @@ struct JobPaths {
 
 std::string jobs_dir(const std::string &state);
 JobPaths job_paths(const std::string &state, std::uint32_t job);
+
+// The files a job keeps its namespaces on (each an nsfs mount while it lives).
+std::array<const std::string *, 4> namespace_files(const JobPaths &paths);
 
 // The job a STATE/jobs entry is for, or nothing for any other name.
 std::optional<std::uint32_t> job_of_entry(std::string_view name);

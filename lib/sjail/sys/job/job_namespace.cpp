@@ -107,6 +107,7 @@ bool open_existing(const JobPaths &paths, JobNamespace &out, std::string *made_f
     open_namespace_file(paths.stepd_ns, out.stepd);
     open_namespace_file(paths.tasks_ns, out.tasks);
     open_namespace_file(paths.pid_ns, out.pid);
+    open_namespace_file(paths.ipc_ns, out.ipc);
     return out.stepd.valid() && out.tasks.valid() && out.pid.valid();
 }
 
@@ -307,8 +308,10 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
             return s;
         }
     }
-    if (::unshare(CLONE_NEWPID) != 0) {
-        return Status::from_errno("making the job's PID namespace");
+    // System V IPC and POSIX message queues are the job's own too, and go
+    // with it: the init holds the namespace, the tasks join it.
+    if (::unshare(CLONE_NEWPID | CLONE_NEWIPC) != 0) {
+        return Status::from_errno("making the job's PID and IPC namespaces");
     }
     return start_tasks_view_holder(
         "the job's init",
@@ -370,15 +373,17 @@ int replace_views(pid_t creator, pid_t maker, const JobPaths &paths, OwnMounts &
     return err;
 }
 
-// Keeps the creator's stepd view and the init's tasks view and PID namespace.
+// Keeps the creator's stepd view and the init's tasks view, PID and IPC
+// namespaces.
 int keep_namespaces(pid_t creator, pid_t init, const JobPaths &paths, OwnMounts &own) {
     struct Keep {
         pid_t pid;
         const char *kind;
         const std::string &path;
     };
-    for (const Keep &keep : {Keep{creator, "mnt", paths.stepd_ns},
-                             Keep{init, "mnt", paths.tasks_ns}, Keep{init, "pid", paths.pid_ns}}) {
+    for (const Keep &keep :
+         {Keep{creator, "mnt", paths.stepd_ns}, Keep{init, "mnt", paths.tasks_ns},
+          Keep{init, "pid", paths.pid_ns}, Keep{init, "ipc", paths.ipc_ns}}) {
         if (const int err = bind_namespace_of(keep.pid, keep.kind, keep.path); err != 0) {
             return err;
         }
@@ -393,7 +398,7 @@ void unmount_own(const std::string &path, OwnMounts &own) {
 }
 
 void drop_namespaces(const JobPaths &paths, OwnMounts &own) {
-    for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns}) {
+    for (const auto *path : namespace_files(paths)) {
         unmount_own(*path, own);
     }
 }
@@ -478,7 +483,7 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
         kill_init(*old);
     }
     (void)::unlink(paths.ready.c_str());
-    for (const auto *path : {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns}) {
+    for (const auto *path : namespace_files(paths)) {
         own.dropping(*path);
         if (auto s = reset_mount_point_file(*path); !s.ok()) {
             return s;
@@ -630,10 +635,11 @@ Status remove_job_tmp(const Config &config, std::uint32_t job) {
 // why it stayed.
 Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths, OwnMounts &own) {
     drop_namespaces(paths, own);
-    for (const auto *path :
-         {&paths.stepd_ns, &paths.tasks_ns, &paths.pid_ns, &paths.init, &paths.ready}) {
+    for (const auto *path : namespace_files(paths)) {
         (void)::unlink(path->c_str());
     }
+    (void)::unlink(paths.init.c_str());
+    (void)::unlink(paths.ready.c_str());
     Status removed = remove_job_tmp(config, job);
     (void)::unlink(paths.lock.c_str());
     (void)::rmdir(paths.dir.c_str());

@@ -34,6 +34,7 @@ struct JobNamespace {
     Fd stepd; // mount namespace slurmstepd's thread joins
     Fd tasks; // mount namespace of the job's processes
     Fd pid;   // the job's PID namespace
+    Fd ipc;   // the job's IPC namespace (not valid for a job made before it)
 };
 
 // Opens the job's namespaces below the state directory `state_dir` when they

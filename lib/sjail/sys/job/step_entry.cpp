@@ -61,6 +61,7 @@ Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out
     out.tasks = std::move(job_ns.tasks);
     out.stepd = std::move(job_ns.stepd);
     out.job_pid = std::move(job_ns.pid);
+    out.job_ipc = std::move(job_ns.ipc);
     out.jail = node.jail;
     out.pid_ns = pid_ns.st_ino;
     return {};
@@ -120,6 +121,9 @@ Status enter_tasks_view(const StepJail &step, PidCheck check) {
     if (::setns(step.tasks.get(), CLONE_NEWNS) != 0) {
         return Status::from_errno("setns into the job's tasks view");
     }
+    if (auto s = enter_job_ipc(step.job_ipc); !s.ok()) {
+        return s;
+    }
     if (auto s = verify_root(step.jail); !s.ok()) {
         return s;
     }
@@ -145,6 +149,13 @@ Status be_born_in_job(const StepJail &step) {
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+Status enter_job_ipc(const Fd &ipc_fd) {
+    if (ipc_fd.valid() && ::setns(ipc_fd.get(), CLONE_NEWIPC) != 0) {
+        return Status::from_errno("setns into the job's IPC namespace");
+    }
+    return {};
 }
 
 Status enter_namespace(int ns_fd) {

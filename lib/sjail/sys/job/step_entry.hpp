@@ -23,6 +23,7 @@ struct StepJail {
     Fd tasks;         // the tasks' view, entered by each task (and job scripts)
     Fd stepd;         // slurmstepd's own view once the tasks are forked
     Fd job_pid;       // the job's PID namespace
+    Fd job_ipc;       // the job's IPC namespace (not valid for a job made before it)
     Fd own_pid;       // slurmstepd's own PID namespace, to return to
     FileId jail;      // what "/" must be
     ino_t pid_ns = 0; // the job's PID namespace's inode
@@ -61,8 +62,9 @@ void stop_children_in_job(StepJail &step) noexcept;
 enum class PidCheck { Required, RebirthIfNeeded };
 
 // In a child of that thread (a task, a job script): moves it into the tasks'
-// view, keeping its working directory (by path: the views are the same tree),
-// and checks that "/" is the jail and where it was born.
+// view and the job's IPC namespace, keeping its working directory (by path:
+// the views are the same tree), and checks that "/" is the jail and where it
+// was born.
 Status enter_tasks_view(const StepJail &step, PidCheck check);
 
 // In a single-threaded child that was born outside the job's PID namespace:
@@ -72,6 +74,10 @@ Status enter_tasks_view(const StepJail &step, PidCheck check);
 // the waiter) and exits with the child's status; it never returns. Whatever
 // the child leaves behind is in the job and ends with it.
 Status be_born_in_job(const StepJail &step);
+
+// Moves the calling thread into the job's IPC namespace `ipc_fd`, when the
+// job has one (a job made by an earlier version has none: not valid).
+Status enter_job_ipc(const Fd &ipc_fd);
 
 // Moves the calling thread into the mount namespace `ns_fd` (its root and cwd
 // become the namespace's). Works in a multithreaded process: the thread first
