@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/builder_report.hpp"
 
-#include <charconv>
+#include "sjail/core/whole_number.hpp"
 
 namespace sjail {
 namespace {
@@ -9,19 +9,6 @@ namespace {
 constexpr std::string_view kOk = "sjail-builder ok root=";
 constexpr std::string_view kError = "sjail-builder error ";
 constexpr std::string_view kJobOk = "sjail-job ok init=";
-
-bool parse_u64(std::string_view text, std::uint64_t &out) {
-    const auto *end = text.data() + text.size();
-    auto [ptr, ec] = std::from_chars(text.data(), end, out);
-    return ec == std::errc() && ptr == end && !text.empty();
-}
-
-// "DEV:INO" -> FileId
-bool parse_root(std::string_view text, FileId &root) {
-    const auto colon = text.find(':');
-    return colon != std::string_view::npos && parse_u64(text.substr(0, colon), root.dev) &&
-           parse_u64(text.substr(colon + 1), root.ino);
-}
 
 std::string describe_end(const BuilderEnd &end) {
     switch (end.kind) {
@@ -40,7 +27,7 @@ std::string describe_end(const BuilderEnd &end) {
 } // namespace
 
 std::string builder_success_line(const FileId &root) {
-    return std::string(kOk) + std::to_string(root.dev) + ":" + std::to_string(root.ino) + "\n";
+    return std::string(kOk) + file_id_text(root) + "\n";
 }
 
 std::string builder_failure_line(std::string_view message) {
@@ -79,12 +66,12 @@ Status judge_builder(std::string_view report, const BuilderEnd &end, const FileI
     if (auto s = report_line(report, end, prefix, line); !s.ok()) {
         return s;
     }
-    FileId root;
-    if (line.substr(0, kOk.size()) != kOk || !parse_root(line.substr(kOk.size()), root)) {
+    const auto root = line.starts_with(kOk) ? parse_file_id(line.substr(kOk.size())) : std::nullopt;
+    if (!root) {
         return Status::failure(prefix + "the builder's report is not understood: '" +
                                std::string(line) + "'");
     }
-    if (!(root == jail)) {
+    if (!(*root == jail)) {
         return Status::failure(prefix + "the builder's root is not the jail (pivot_root into "
                                         "the jail did not happen)");
     }
@@ -108,16 +95,17 @@ Status judge_job_creator(std::string_view report, const BuilderEnd &end, std::in
     if (auto s = report_line(report, end, prefix, line); !s.ok()) {
         return s;
     }
-    std::uint64_t pid = 0;
-    if (!job_creator_claims_success(line) || !parse_u64(line.substr(kJobOk.size()), pid) ||
-        pid == 0) {
+    const auto pid = job_creator_claims_success(line)
+                         ? whole_number<std::uint64_t>(line.substr(kJobOk.size()))
+                         : std::nullopt;
+    if (!pid || *pid == 0) {
         return Status::failure(prefix + "the report is not understood: '" + std::string(line) +
                                "'");
     }
     if (end.kind != BuilderEnd::Kind::Exited || end.code != 0) {
         return Status::failure(prefix + "the builder reported success but " + describe_end(end));
     }
-    init_pid = static_cast<std::int64_t>(pid);
+    init_pid = static_cast<std::int64_t>(*pid);
     return {};
 }
 

@@ -5,6 +5,7 @@
 // token is a failure, and a failed build is never kept.
 #pragma once
 
+#include "sjail/core/file_id.hpp"
 #include "sjail/core/status.hpp"
 
 #include <cstdint>
@@ -12,13 +13,6 @@
 #include <string_view>
 
 namespace sjail {
-
-// Device and inode of a directory: what "/" must be inside the jail view.
-struct FileId {
-    std::uint64_t dev = 0;
-    std::uint64_t ino = 0;
-    bool operator==(const FileId &) const = default;
-};
 
 // How the builder process ended.
 struct BuilderEnd {

@@ -11,10 +11,10 @@ std::string namespace_stamp(const Config &config, const std::string &plugin_id, 
                             const std::string &node_proc) {
     std::string text = "plugin " + plugin_id + "\n";
     text += "settings " + fingerprint(config) + "\n";
-    text += "jail " + std::to_string(jail.dev) + ":" + std::to_string(jail.ino) + "\n";
+    text += "jail " + file_id_text(jail) + "\n";
     for (const auto &source : sources) {
-        text += "source " + source.path + " " + std::to_string(source.id.dev) + ":" +
-                std::to_string(source.id.ino) + " mnt " + std::to_string(source.mount_id) + "\n";
+        text += "source " + source.path + " " + file_id_text(source.id) + " mnt " +
+                std::to_string(source.mount_id) + "\n";
     }
     if (config.proc_options.empty()) {
         text += "node-proc " + node_proc + "\n";

@@ -11,8 +11,8 @@
 // of the node namespace they were made from (job_namespace.hpp).
 #pragma once
 
-#include "sjail/core/builder_report.hpp"
 #include "sjail/core/config.hpp"
+#include "sjail/core/file_id.hpp"
 
 #include <cstdint>
 #include <string>

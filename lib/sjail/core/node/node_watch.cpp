@@ -58,9 +58,11 @@ bool take_file_id(std::string_view &text, std::string_view key, FileId &id) {
     if (!take_line(text, key, value)) {
         return false;
     }
-    const std::size_t colon = value.find(':');
-    return colon != std::string_view::npos && parse_number(value.substr(0, colon), id.dev) &&
-           parse_number(value.substr(colon + 1), id.ino);
+    const auto parsed = parse_file_id(value);
+    if (parsed) {
+        id = *parsed;
+    }
+    return parsed.has_value();
 }
 
 } // namespace
@@ -85,8 +87,7 @@ std::string format_armed_token(const ArmedToken &token) {
     return std::string(kArmedHeader) + watch_lines(token.watch) + "until " +
            std::to_string(token.until_s) + "\nroot " + std::to_string(token.root_mount) +
            "\nplugin " + token.plugin + "\nsettings " + token.settings + "\njail " +
-           std::to_string(token.jail.dev) + ":" + std::to_string(token.jail.ino) + "\n" +
-           std::string(kStampLine) + token.stamp;
+           file_id_text(token.jail) + "\n" + std::string(kStampLine) + token.stamp;
 }
 
 std::optional<ArmedToken> parse_armed_token(std::string_view text) {

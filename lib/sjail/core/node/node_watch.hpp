@@ -27,7 +27,7 @@
 //     within recheck= seconds.
 #pragma once
 
-#include "sjail/core/builder_report.hpp"
+#include "sjail/core/file_id.hpp"
 #include "sjail/core/node/jail_probe.hpp"
 
 #include <cstdint>

@@ -2,8 +2,8 @@
 // Entering the prepared jail namespace, per step and per task.
 #pragma once
 
-#include "sjail/core/builder_report.hpp"
 #include "sjail/core/config.hpp"
+#include "sjail/core/file_id.hpp"
 #include "sjail/core/status.hpp"
 #include "sjail/sys/fd.hpp"
 

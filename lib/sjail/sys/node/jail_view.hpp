@@ -3,8 +3,8 @@
 // fresh mount namespace. See node_namespace.hpp for how it is kept.
 #pragma once
 
-#include "sjail/core/builder_report.hpp"
 #include "sjail/core/config.hpp"
+#include "sjail/core/file_id.hpp"
 #include "sjail/core/node/mount_plan.hpp"
 #include "sjail/core/status.hpp"
 #include "sjail/sys/fd.hpp"

@@ -4,7 +4,7 @@
 // (node_watch.hpp).
 #pragma once
 
-#include "sjail/core/builder_report.hpp"
+#include "sjail/core/file_id.hpp"
 #include "sjail/sys/fd.hpp"
 
 #include <string>

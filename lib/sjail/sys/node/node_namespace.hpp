@@ -9,8 +9,8 @@
 // at any host size, and check that "/" there really is the jail.
 #pragma once
 
-#include "sjail/core/builder_report.hpp"
 #include "sjail/core/config.hpp"
+#include "sjail/core/file_id.hpp"
 #include "sjail/core/status.hpp"
 #include "sjail/sys/node/kept_namespace.hpp"
 

@@ -5,8 +5,8 @@
 // side of the stamp; node_namespace.cpp compares it with STATE/stamp.
 #pragma once
 
-#include "sjail/core/builder_report.hpp"
 #include "sjail/core/config.hpp"
+#include "sjail/core/file_id.hpp"
 #include "sjail/core/status.hpp"
 #include "sjail/sys/fd.hpp"
 #include "sjail/sys/gpu/gpu_view.hpp"
