@@ -36,7 +36,7 @@ setup() {
 
 # UCX limited to its System V shared memory transport: the four tasks reach
 # each other only because they share the job's IPC namespace.
-@test "srun --mpi=pmi2 -N1 -n4 over System V shared memory: the job's tasks share its IPC namespace" {
+@test "srun --mpi=pmi2 -N1 -n4 over System V shared memory: the job's tasks on a node share one IPC namespace" {
     run ush "UCX_TLS=sysv,self srun --time=1 --mpi=pmi2 -N1 -n4 -w node1 e2e-mpi/allreduce"
     assert_success
     assert_equal "$(grep -c ' on node1: sum 10$' <<<"$output")" 4
