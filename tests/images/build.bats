@@ -80,6 +80,19 @@ image_ids() {
     # what each image must contain
     run podman run --rm --network none --entrypoint cat localhost/slurm-jail/jail:latest /etc/slurm-jail-release
     assert_output "SLURM_JAIL_VERSION=$version"
+    # the container runtimes for jobs: rootless podman (newuidmap setuid, the
+    # users' subordinate ids, the store in the job's /tmp) and Charliecloud
+    run podman run --rm --network none --entrypoint sh localhost/slurm-jail/jail:latest -c \
+        'for p in podman runc ch-run squashfuse mksquashfs fusermount3; do command -v $p >/dev/null || echo "missing $p"; done
+         stat -c "%U %A" /usr/bin/newuidmap /usr/bin/newgidmap; grep -c "^testuser:[0-9]*:65536$" /etc/subuid /etc/subgid
+         sed -n "s/^rootless_storage_path = //p" /etc/containers/storage.conf; test -e /etc/mtab && echo mtab'
+    assert_success
+    assert_output 'root -rwsr-xr-x
+root -rwsr-xr-x
+/etc/subuid:1
+/etc/subgid:1
+"/tmp/containers-$UID/storage"
+mtab'
     run podman run --rm --network none localhost/slurm-jail/worker:latest \
         sh -c 'test -f /usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so && command -v slurmd slurmctld slurmdbd munged
             if command -v slurm-jail-gpu-check; then slurm-jail-gpu-check --help >/dev/null && echo health-ok; fi'

@@ -46,8 +46,8 @@ add_line() {
     grep -q "^$2:" "$1" || echo "$3" >>"$1"
 }
 
-# add_user_to_jail JAIL: the test user (LC_USER...) in the jail's passwd,
-# group and shadow, with a home.
+# add_user_to_jail JAIL: the test users (LC_USER, LC_USER2) in the jail's
+# passwd, group, shadow, subuid and subgid, with a home.
 add_user_to_jail() {
     local j=$1
     add_line "$j/etc/group" "$LC_USER" "$LC_USER:x:$LC_UID:"
@@ -61,6 +61,13 @@ add_user_to_jail() {
         "$LC_USER2:x:$LC_UID2:$LC_UID2:slurm-jail second test user:/home/$LC_USER2:/bin/bash"
     add_line "$j/etc/shadow" "$LC_USER2" "$LC_USER2:*:19000:0:99999:7:::"
     install -d -m 0755 -o "$LC_UID2" -g "$LC_UID2" "$j/home/$LC_USER2"
+    # Subordinate ids, as useradd gives them: user namespaces with more than
+    # the user's own id (rootless podman, through newuidmap/newgidmap).
+    local f
+    for f in subuid subgid; do
+        add_line "$j/etc/$f" "$LC_USER" "$LC_USER:100000:65536"
+        add_line "$j/etc/$f" "$LC_USER2" "$LC_USER2:165536:65536"
+    done
 }
 
 # The same user, with the same ids, on the host (slurmd looks it up there).

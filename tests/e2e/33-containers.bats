@@ -1,0 +1,157 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# Containers in jobs (local-cluster up --containers --fake-gpu): the jail has
+# the jail image's container runtimes. A user gets an image with no registry
+# (a root filesystem made with mmdebstrap, as a tar file) and runs it in a
+# job with Charliecloud (a directory and a SquashFS file) and with rootless
+# podman (its store in the job's /tmp); the node's (fake) NVIDIA driver
+# reaches the container. Tried as a hostile user: the container stays in the
+# job's PID and IPC namespaces, cannot undo or write the jail's mounts, and
+# nothing of it is left on the node after the job.
+
+bats_require_minimum_version 1.5.0
+
+load helpers
+
+IMAGE=$HOME_IN_JAIL/e2e-image.tar
+PROBES=$HOME_IN_JAIL/container-probes
+NV_LIB=/usr/local/nvidia/lib64
+# What a job runs first: the image unpacked into the job's /tmp, for ch-run,
+# and imported into podman's store (also in the job's /tmp).
+UNPACK="mkdir /tmp/img && tar -xf $IMAGE -C /tmp/img"
+IMPORT="podman import -q $IMAGE localhost/e2e >/dev/null"
+
+# make_image TAR: a small root filesystem made with mmdebstrap (busybox and
+# the C library, which the node's driver libraries need), as a tar file that
+# a user can unpack: no device files (runtimes bind the job's /dev), and the
+# mount points Charliecloud needs.
+make_image() {
+    local dir=$BATS_FILE_TMPDIR/image
+    # shellcheck source=hack/lib/mmdebstrap.sh
+    . "$SLURM_JAIL_ROOT/hack/lib/mmdebstrap.sh"
+    run_mmdebstrap e2e-image --variant=extract --include=busybox-static,libc6 --format=directory \
+        bookworm "$dir" >&2
+    chroot "$dir" /bin/busybox --install -s /bin
+    mkdir -p "$dir"/proc "$dir"/sys "$dir"/home "$dir"/mnt "$dir"/run "$dir"/usr/local/nvidia
+    touch "$dir/etc/passwd" "$dir/etc/group"
+    echo e2e-image >"$dir/etc/image-name"
+    tar -C "$dir" --exclude='./dev/*' -cf "$1" .
+    rm -rf "$dir"
+}
+
+setup_file() {
+    "$LC" down >&2
+    "$LC" up --fake-gpu --containers >&2
+    make_image "$JAIL$IMAGE"
+    chown "$TEST_UID:$TEST_UID" "$JAIL$IMAGE"
+    install -d -m 0755 -o "$TEST_UID" -g "$TEST_UID" "$HOST_HOME/container-probes"
+    install -m 0755 -o "$TEST_UID" "$SLURM_JAIL_BUILD_DIR/tests/fakes/nvidia-driver/probes/fake_nvidia_cuda_probe" \
+        "$HOST_HOME/container-probes/"
+}
+
+teardown_file() {
+    rm -rf "$JAIL$IMAGE" "$HOST_HOME/container-probes"
+    # The rest of the suite runs on CPU nodes, without container runtimes.
+    restore_suite_cluster
+}
+
+setup() { load_assertions; }
+
+teardown() { cancel_test_jobs; }
+
+# container_leftovers: what a container of the test user could leave on the
+# nodes or this machine: image stores and runtime directories outside a job
+# (podman keeps only its blob-info cache in the home), and FUSE or overlay
+# mounts on a node.
+container_leftovers() {
+    find /tmp /dev/shm "$STATE"/nodes/*/tmp -maxdepth 2 \
+        \( -name "containers-$TEST_UID" -o -name "podman-run-$TEST_UID" \) -print 2>/dev/null || true
+    find "$HOST_HOME/.local/share/containers" -name storage -print 2>/dev/null || true
+    node_mounts node1 | awk '$3 ~ /^(fuse|overlay|squashfs)/' || true
+}
+
+no_user_processes() { ! pgrep -u "$TEST_UID" >/dev/null; }
+no_job_state() { [ -z "$(job_state_entries)" ]; }
+user_runs() { pgrep -u "$TEST_UID" -fx "$1" >/dev/null; }
+
+@test "Charliecloud: ch-run runs the image, unpacked and as a SquashFS file, as the user, in the job's PID namespace" {
+    run ush "srun -w node1 bash -c '$UNPACK && ch-run /tmp/img -- sh -c \"cat /etc/image-name; id -u; cat /proc/1/comm\" &&
+        mksquashfs /tmp/img /tmp/img.sqfs -quiet -no-progress && ch-run /tmp/img.sqfs -- cat /etc/image-name'"
+    assert_success
+    assert_output "e2e-image
+$TEST_UID
+sjail-job-init
+e2e-image"
+}
+
+@test "rootless podman: imports the image and runs it; its store is in the job's /tmp, not in the shared home" {
+    run ush "srun -w node1 bash -c '$IMPORT && podman run --rm localhost/e2e sh -c \"cat /etc/image-name; id -u\" &&
+        podman info --format {{.Store.GraphRoot}}' 2>/dev/null"
+    assert_success
+    assert_output "e2e-image
+0
+/tmp/containers-$TEST_UID/storage"
+    run container_leftovers
+    assert_output ''
+}
+
+@test "the node's GPU driver reaches the container: ch-run and podman load its libcuda and NVML" {
+    local in_container="/usr/local/nvidia/bin/nvidia-smi; /mnt/fake_nvidia_cuda_probe"
+    run ush "srun -w node2 bash -c '$UNPACK && LD_LIBRARY_PATH=$NV_LIB ch-run -b /usr/local/nvidia:/usr/local/nvidia \
+        -b $PROBES:/mnt /tmp/img -- sh -c \"$in_container\"'"
+    assert_success
+    assert_line "Driver Version: 570.124.06"
+    assert_line "NVML: $NV_LIB/libnvidia-ml.so.1"
+    assert_line "cuInit=0 cuDriverGetVersion=0 version=12080 libcuda=$NV_LIB/libcuda.so.1"
+    run ush "srun -w node2 bash -c '$IMPORT && podman run --rm -e LD_LIBRARY_PATH=$NV_LIB \
+        -v /usr/local/nvidia:/usr/local/nvidia:ro -v $PROBES:/mnt:ro localhost/e2e sh -c \"$in_container\"' 2>/dev/null"
+    assert_success
+    assert_line "Driver Version: 570.124.06"
+    assert_line "cuInit=0 cuDriverGetVersion=0 version=12080 libcuda=$NV_LIB/libcuda.so.1"
+}
+
+@test "hostile: a user namespace in a job cannot unmount, remount or write the jail's mounts" {
+    # What every runtime does first: a user namespace with a mount namespace
+    # of its own, where the user is root.
+    local try='findmnt -rn -o TARGET,SOURCE,OPTIONS >/tmp/before
+        for m in /usr/local/nvidia /etc/ld.so.cache /etc/slurm /home /tmp /proc /; do umount $m || umount -l $m; done
+        mount -o remount,bind,rw /usr/local/nvidia; mount -o remount,rw /etc/ld.so.cache
+        touch /usr/local/nvidia/x /etc/ld.so.cache /etc/passwd
+        findmnt -rn -o TARGET,SOURCE,OPTIONS | cmp - /tmp/before && echo mounts-unchanged'
+    run ush "srun -w node2 unshare -Urm sh -c '$try' 2>&1"
+    assert_line mounts-unchanged
+    assert_line --partial "cannot touch '/usr/local/nvidia/x': Read-only file system"
+    assert_line --regexp "cannot touch '/etc/ld.so.cache': (Read-only file system|Permission denied)"
+    assert_line --partial "cannot touch '/etc/passwd': Permission denied"
+    [ ! -e "$STATE/nodes/node2/nvidia/x" ]
+}
+
+@test "hostile: containers of a job are in its PID and IPC namespaces, see its /tmp and /dev/shm, and go with it" {
+    local job chrun_pid podman_pid node_ipc
+    job=$(ush "sbatch --parsable -w node1 --wrap '$UNPACK && $IMPORT && echo job-file >/tmp/job-file &&
+        echo job-shm >/dev/shm/job-shm || exit 1; ch-run -b $HOME_IN_JAIL:/mnt /tmp/img -- sh -c \"cat /tmp/job-file /dev/shm/job-shm >/mnt/seen; exec sleep 301\" &
+        podman run --rm localhost/e2e sleep 302 & wait'")
+    wait_until 60 user_runs 'sleep 302'
+    chrun_pid=$(pgrep -u "$TEST_UID" -fx 'sleep 301')
+    podman_pid=$(pgrep -u "$TEST_UID" -fx 'sleep 302')
+    assert_equal "$(cat "$HOST_HOME/seen")" "job-file
+job-shm"
+    # ch-run's process is in the job's PID and IPC namespaces; podman's in a
+    # PID namespace below the job's (three pids: this machine's, the job's,
+    # the container's) and an IPC namespace that is not the node's.
+    assert_equal "$(stat -L -c %i "/proc/$chrun_pid/ns/pid")" "$(job_ns_inode node1 "$job" pid)"
+    assert_equal "$(stat -L -c %i "/proc/$chrun_pid/ns/ipc")" "$(job_ns_inode node1 "$job" ipc)"
+    assert_equal "$(awk '$1 == "NSpid:" { print NF - 1 }' "/proc/$podman_pid/status")" 3
+    node_ipc=$(stat -L -c %i "/proc/$(slurmd_pid node1)/ns/ipc")
+    [ "$(stat -L -c %i "/proc/$podman_pid/ns/ipc")" != "$node_ipc" ]
+    # Another step of the job sees both containers' processes.
+    run ush "srun --jobid=$job --overlap -w node1 pgrep -c -fx 'sleep 30[12]'"
+    assert_output 2
+    ush "scancel $job"
+    # Every process of the user, in any namespace of this machine.
+    wait_until 60 no_user_processes
+    run container_leftovers
+    assert_output ''
+    wait_until 30 no_job_state
+    rm -f "$HOST_HOME/seen"
+}
