@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "inspect.hpp"
 
+#include "container_needs.hpp"
 #include "jail_arch.hpp"
 #include "requirements.hpp"
 #include "sjail/core/arch.hpp"
 #include "sjail/core/node/jail_policy.hpp"
+#include "sjail/core/whole_number.hpp"
 #include "sjail/sys/gpu/gpu_view.hpp"
 #include "sjail/sys/gpu/ld_cache.hpp"
 #include "sjail/sys/node/jail_probe.hpp"
@@ -328,6 +330,70 @@ void check_jail_users(Run &run) {
     }
 }
 
+// The text of a root-owned file of the jail; "" when it is missing or refused.
+std::string jail_text(Run &run, const std::string &path) {
+    TrustedOpen file;
+    std::string text;
+    if (!open_in_jail(run, path, file, true).ok() ||
+        !read_whole_file(file.fd.get(), file.shown, text).ok()) {
+        return {};
+    }
+    return text;
+}
+
+// A number the kernel shows in a file of /proc/sys; nothing when the file
+// does not exist or holds something else.
+std::optional<long long> kernel_setting(const char *path) {
+    const Fd fd(::open(path, O_RDONLY | O_CLOEXEC));
+    std::string text;
+    if (!fd.valid() || !read_whole_file(fd.get(), path, text, 64).ok()) {
+        return std::nullopt;
+    }
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+        text.pop_back();
+    }
+    return whole_number<long long>(text);
+}
+
+// The container runtimes in the jail, and what they need from the node
+// (user namespaces, /dev/fuse) and from the jail (setuid id-map helpers,
+// subordinate ids): see container_needs.hpp.
+void check_containers(Run &run) {
+    ContainerFacts facts;
+    for (const char *path : {"/usr/bin/podman", "/usr/bin/ch-run", "/usr/bin/enroot"}) {
+        TrustedOpen found;
+        if (open_in_jail(run, path, found).ok()) {
+            facts.runtimes.emplace_back(path);
+        }
+    }
+    if (facts.runtimes.empty()) {
+        return;
+    }
+    facts.max_user_namespaces = kernel_setting("/proc/sys/user/max_user_namespaces");
+    facts.apparmor_restricts_userns =
+        kernel_setting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1;
+    struct stat fuse {};
+    if (::stat("/dev/fuse", &fuse) == 0 && S_ISCHR(fuse.st_mode)) {
+        facts.fuse_mode = fuse.st_mode & 07777U;
+    }
+    for (const char *path : {"/usr/bin/newuidmap", "/usr/bin/newgidmap"}) {
+        TrustedOpen helper;
+        struct stat st {};
+        if (open_in_jail(run, path, helper).ok() && ::fstat(helper.fd.get(), &st) == 0) {
+            facts.id_map_helpers.push_back({path, st.st_uid == 0 && (st.st_mode & S_ISUID) != 0});
+        }
+    }
+    if (!facts.id_map_helpers.empty()) {
+        const std::string subuid = jail_text(run, "/etc/subuid");
+        const std::string subgid = jail_text(run, "/etc/subgid");
+        facts.users_without_subids =
+            users_without_subids(jail_text(run, "/etc/passwd"), {subuid, subgid});
+    }
+    for (auto &finding : container_findings(run.config.jail, facts)) {
+        run.findings.push_back(std::move(finding));
+    }
+}
+
 void check_for_jobs(Run &run) {
     TrustedOpen node_plugin;
     for (const auto &path : plugin_paths(run.subject.line.plugin, run.subject.slurm.plugin_dirs)) {
@@ -354,6 +420,7 @@ void check_for_jobs(Run &run) {
         }
     }
     check_jail_users(run);
+    check_containers(run);
 }
 
 // The text of /etc/pam.d/NAME (or of NAME, an absolute path), for reading a

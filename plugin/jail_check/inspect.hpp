@@ -24,7 +24,8 @@ struct Subject {
 
 // Every problem at once, in a stable order: the jail, its system paths, the
 // mount points (with their node sources), the node's GPU driver, the state
-// and tmp directories, slurm.conf, what srun inside jobs needs.
+// and tmp directories, slurm.conf, what srun inside jobs needs, what the
+// jail's container runtimes need.
 std::vector<Finding> inspect(const Subject &subject);
 
 } // namespace sjail::check

@@ -76,12 +76,14 @@ user_runs() { pgrep -u "$TEST_UID" -fx "$1" >/dev/null; }
 
 @test "Charliecloud: ch-run runs the image, unpacked and as a SquashFS file, as the user, in the job's PID namespace" {
     run ush "srun -w node1 bash -c '$UNPACK && ch-run /tmp/img -- sh -c \"cat /etc/image-name; id -u; cat /proc/1/comm\" &&
-        mksquashfs /tmp/img /tmp/img.sqfs -quiet -no-progress && ch-run /tmp/img.sqfs -- cat /etc/image-name'"
+        mksquashfs /tmp/img /tmp/img.sqfs -quiet -no-progress && ch-run -m /tmp/sqfs /tmp/img.sqfs -- cat /etc/image-name'"
     assert_success
     assert_output "e2e-image
 $TEST_UID
 sjail-job-init
 e2e-image"
+    # Mounted in the job's /tmp (-m), not in /var/tmp/USER.ch on the shared jail.
+    [ ! -e "$JAIL/var/tmp/sjuser.ch" ]
 }
 
 @test "rootless podman: imports the image and runs it; its store is in the job's /tmp, not in the shared home" {
@@ -113,6 +115,7 @@ e2e-image"
 @test "hostile: a user namespace in a job cannot unmount, remount or write the jail's mounts" {
     # What every runtime does first: a user namespace with a mount namespace
     # of its own, where the user is root.
+    # shellcheck disable=SC2016 # run by the job's sh
     local try='findmnt -rn -o TARGET,SOURCE,OPTIONS >/tmp/before
         for m in /usr/local/nvidia /etc/ld.so.cache /etc/slurm /home /tmp /proc /; do umount $m || umount -l $m; done
         mount -o remount,bind,rw /usr/local/nvidia; mount -o remount,rw /etc/ld.so.cache
@@ -154,4 +157,22 @@ job-shm"
     assert_output ''
     wait_until 30 no_job_state
     rm -f "$HOST_HOME/seen"
+}
+
+@test "slurm-jail-check on a node ready for containers: no warning; /dev/fuse 0600 and a jail user without subordinate ids: a warning each, with the fix" {
+    local check=$CLUSTER_BUILD/plugin/jail_check/slurm-jail-check
+    in_node1() { nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$@"; }
+    run in_node1 "$check"
+    assert_success
+    refute_output --partial WARNING
+    cp "$JAIL/etc/subuid" "$BATS_TEST_TMPDIR/subuid"
+    sed -i "/^$OTHER_USER:/d" "$JAIL/etc/subuid"
+    chmod 0600 "$STATE/nodes/node1/fuse"
+    run in_node1 "$check"
+    chmod 0666 "$STATE/nodes/node1/fuse"
+    cp "$BATS_TEST_TMPDIR/subuid" "$JAIL/etc/subuid"
+    assert_success
+    assert_line "WARNING: /dev/fuse on this node is not readable and writable by every user: the jail's container runtimes (/usr/bin/podman, /usr/bin/ch-run) cannot mount images over FUSE (SquashFS files, fuse-overlayfs, enroot) -- fix: chmod 0666 /dev/fuse, and a udev rule that keeps it so: KERNEL==\"fuse\", MODE=\"0666\""
+    assert_line --regexp "^WARNING: jail users without subordinate ids in /mnt/jail/etc/subuid and /etc/subgid \($OTHER_USER\): rootless podman maps only their own id -- fix: "
+    assert_line "no problems found (2 warnings)"
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // slurm-jail-check's pure parts: slurm.conf reading and its job container
 // lines, the mount points a chroot.so line needs, the fixes, the jail's
-// architecture, the report (plugstack.conf reading is the library's:
+// architecture, what containers in jobs need, the report (plugstack.conf reading is the library's:
 // plugstack_test.cpp).
+#include "container_needs.hpp"
 #include "finding.hpp"
 #include "jail_arch.hpp"
 #include "job_container_lines.hpp"
@@ -329,6 +330,115 @@ TEST(JobContainerLines, AnotherJobContainerStackedOrAloneIsAProblem) {
     EXPECT_NE(alone[0].cause.find("job_container/tmpfs makes per-job namespaces of its own"),
               std::string::npos);
     EXPECT_EQ(alone[0].fix.rfind("use JobContainerType=job_container/slurm_jail alone", 0), 0U);
+}
+
+// A node and jail where containers work: podman and ch-run in the jail, user
+// namespaces allowed, /dev/fuse 0666, setuid id-map helpers, every user with
+// subordinate ids.
+ContainerFacts ready_for_containers() {
+    ContainerFacts facts;
+    facts.runtimes = {"/usr/bin/podman", "/usr/bin/ch-run"};
+    facts.max_user_namespaces = 63936;
+    facts.fuse_mode = 0666;
+    facts.id_map_helpers = {{"/usr/bin/newuidmap", true}, {"/usr/bin/newgidmap", true}};
+    return facts;
+}
+
+std::string causes(const std::vector<Finding> &findings) {
+    std::string out;
+    for (const auto &f : findings) {
+        EXPECT_EQ(f.severity, Severity::Warning) << f.cause;
+        out += f.cause + " -- " + f.fix + "\n";
+    }
+    return out;
+}
+
+TEST(ContainerNeeds, AJailWithoutARuntimeIsNotChecked) {
+    ContainerFacts facts;
+    facts.max_user_namespaces = 0;
+    facts.apparmor_restricts_userns = true;
+    EXPECT_TRUE(container_findings("/mnt/jail", facts).empty());
+}
+
+TEST(ContainerNeeds, ANodeAndJailReadyForContainersPass) {
+    EXPECT_EQ(causes(container_findings("/mnt/jail", ready_for_containers())), "");
+}
+
+TEST(ContainerNeeds, EachGapIsOneWarningNamingTheRuntimesAndTheFix) {
+    auto facts = ready_for_containers();
+    facts.max_user_namespaces = 0;
+    auto out = causes(container_findings("/mnt/jail", facts));
+    EXPECT_NE(out.find("user.max_user_namespaces is 0): the jail's container runtimes "
+                       "(/usr/bin/podman, /usr/bin/ch-run) fail in every job"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("sysctl -w user.max_user_namespaces="), std::string::npos) << out;
+
+    facts = ready_for_containers();
+    facts.apparmor_restricts_userns = true;
+    out = causes(container_findings("/mnt/jail", facts));
+    EXPECT_NE(out.find("kernel.apparmor_restrict_unprivileged_userns is 1"), std::string::npos)
+        << out;
+    EXPECT_NE(out.find("sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"),
+              std::string::npos)
+        << out;
+
+    facts = ready_for_containers();
+    facts.fuse_mode = 0600;
+    out = causes(container_findings("/mnt/jail", facts));
+    EXPECT_NE(out.find("/dev/fuse on this node is not readable and writable by every user"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("chmod 0666 /dev/fuse"), std::string::npos) << out;
+    facts.fuse_mode.reset();
+    EXPECT_NE(causes(container_findings("/mnt/jail", facts)).find("this node has no /dev/fuse"),
+              std::string::npos);
+
+    facts = ready_for_containers();
+    facts.id_map_helpers[1].setuid_root = false;
+    out = causes(container_findings("/mnt/jail", facts));
+    EXPECT_NE(out.find("/mnt/jail/usr/bin/newgidmap is not setuid root"), std::string::npos) << out;
+    EXPECT_EQ(out.find("newuidmap"), std::string::npos) << out;
+
+    facts = ready_for_containers();
+    facts.users_without_subids = {"alice", "bob"};
+    out = causes(container_findings("/mnt/jail", facts));
+    EXPECT_NE(out.find("/mnt/jail/etc/subuid and /etc/subgid (alice, bob)"), std::string::npos)
+        << out;
+}
+
+TEST(ContainerNeeds, EveryGapAtOnce) {
+    ContainerFacts facts;
+    facts.runtimes = {"/usr/bin/enroot"};
+    facts.max_user_namespaces = 0;
+    facts.apparmor_restricts_userns = true;
+    facts.id_map_helpers = {{"/usr/bin/newuidmap", false}};
+    facts.users_without_subids = {"u1", "u2", "u3", "u4", "u5", "u6", "u7"};
+    const auto findings = container_findings("/j", facts);
+    ASSERT_EQ(findings.size(), 5U) << causes(findings);
+    EXPECT_NE(findings[4].cause.find("(u1, u2, u3, u4, u5 and 2 more)"), std::string::npos)
+        << findings[4].cause;
+}
+
+TEST(ContainerNeeds, UsersWithoutSubordinateIdsInEitherFile) {
+    const std::string passwd = "root:x:0:0:root:/root:/bin/bash\n"
+                               "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+                               "daemon:x:1:1::/:/bin/false\n"
+                               "slurm:x:64030:64030::/nonexistent:/usr/sbin/nologin\n"
+                               "alice:x:1000:1000::/home/alice:/bin/bash\n"
+                               "bob:x:1001:1001::/home/bob:/bin/bash\n"
+                               "carol:x:1002:1002::/home/carol:/bin/bash\n"
+                               "broken line\n"
+                               "dave:x:notanumber:1::/:/bin/sh";
+    const std::string subuid = "alice:100000:65536\nbob:165536:65536\n";
+    const std::string subgid = "alice:100000:65536\ncarol:231072:65536\n";
+    EXPECT_EQ(users_without_subids(passwd, {subuid, subgid}),
+              (std::vector<std::string>{"bob", "carol"}));
+    EXPECT_EQ(users_without_subids(passwd, {"", ""}),
+              (std::vector<std::string>{"alice", "bob", "carol"}));
+    // a name that is only the prefix of another's is not that user's entry
+    EXPECT_EQ(users_without_subids("al:x:1000:1000::/:/bin/sh\n", {subuid, subgid}),
+              (std::vector<std::string>{"al"}));
 }
 
 } // namespace

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// What containers in jobs need from the node and the jail. Pure: the system
+// layer (inspect.cpp) gathers the facts.
+//
+// Rootless podman, Charliecloud's ch-run and enroot (pyxis) start every
+// container in a user namespace of the user's, mount images over FUSE, and
+// podman maps the user's subordinate ids with the jail's setuid
+// newuidmap/newgidmap. When the jail has one of them and the node or the
+// jail lacks what it needs, jobs still run, but their containers fail: each
+// such gap is a warning. A jail without a container runtime is not checked.
+#pragma once
+
+#include "finding.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sjail::check {
+
+// A setuid helper in the jail (newuidmap, newgidmap) as found.
+struct IdMapHelper {
+    std::string path;        // in the jail, e.g. /usr/bin/newuidmap
+    bool setuid_root = true; // owned by root with the set-user-ID bit
+};
+
+struct ContainerFacts {
+    std::vector<std::string> runtimes; // the runtimes' paths found in the jail
+    // /proc/sys/user/max_user_namespaces; nullopt: unreadable
+    std::optional<long long> max_user_namespaces;
+    // /proc/sys/kernel/apparmor_restrict_unprivileged_userns is 1 (Ubuntu
+    // 23.10 on); false also where the file does not exist
+    bool apparmor_restricts_userns = false;
+    // /dev/fuse's mode bits on the node; nullopt: no /dev/fuse (or not a
+    // character device)
+    std::optional<unsigned> fuse_mode;
+    std::vector<IdMapHelper> id_map_helpers; // those that exist in the jail
+    // the jail's regular users (uid 1000 to 60000) with no line in the
+    // jail's /etc/subuid or /etc/subgid
+    std::vector<std::string> users_without_subids;
+};
+
+// One warning per gap, each naming the runtimes it breaks and its fix;
+// nothing when facts.runtimes is empty.
+std::vector<Finding> container_findings(const std::string &jail, const ContainerFacts &facts);
+
+// The names of passwd's regular users (uid 1000 to 60000, as useradd gives
+// them; not system accounts such as slurm or nobody) that have no NAME: line in any of
+// `subid_files` (the texts of /etc/subuid and /etc/subgid: a user needs both).
+std::vector<std::string> users_without_subids(std::string_view passwd,
+                                              const std::vector<std::string_view> &subid_files);
+
+} // namespace sjail::check
