@@ -76,6 +76,32 @@ std::vector<std::string> users_without_subids(std::string_view passwd,
     return missing;
 }
 
+std::vector<std::string> subid_overlaps(std::string_view owners, std::string_view subids,
+                                        const std::string &file) {
+    std::vector<std::string> out;
+    for (const auto range : lines_of(subids)) {
+        const auto first = whole_number<long long>(field(range, 1));
+        const auto count = whole_number<long long>(field(range, 2));
+        if (field(range, 0).empty() || !first || !count || *count <= 0) {
+            continue;
+        }
+        const long long last = *first + *count - 1;
+        for (const auto owner : lines_of(owners)) {
+            const auto id = whole_number<long long>(field(owner, 2));
+            if (field(owner, 0).empty() || !id || *id < *first || *id > last) {
+                continue;
+            }
+            out.push_back(std::string(field(range, 0)) + "'s subordinate ids " +
+                          std::to_string(*first) + "-" + std::to_string(last) + " in " + file +
+                          " include " + std::string(field(owner, 0)) + "'s id " +
+                          std::to_string(*id) + ": " + std::string(field(range, 0)) +
+                          "'s containers can act as " + std::string(field(owner, 0)) +
+                          " on the shared jail");
+        }
+    }
+    return out;
+}
+
 std::vector<Finding> container_findings(const std::string &jail, const ContainerFacts &facts) {
     std::vector<Finding> out;
     if (facts.runtimes.empty()) {
@@ -116,6 +142,13 @@ std::vector<Finding> container_findings(const std::string &jail, const Container
                  "chown root:root " + jail + helper.path + " && chmod 4755 " + jail + helper.path +
                      " (or reinstall uidmap in the jail)");
         }
+    }
+    for (const auto &overlap : facts.subid_overlaps) {
+        out.push_back({Severity::Problem, overlap,
+                       "give every range of " + jail +
+                           "/etc/subuid and /etc/subgid ids that no user or group has (raise "
+                           "SUB_UID_MIN and SUB_GID_MIN in the jail's /etc/login.defs above "
+                           "every id of the site's directory)"});
     }
     if (!facts.users_without_subids.empty()) {
         warn("jail users without subordinate ids in " + jail + "/etc/subuid and /etc/subgid (" +

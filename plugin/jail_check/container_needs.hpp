@@ -7,7 +7,9 @@
 // podman maps the user's subordinate ids with the jail's setuid
 // newuidmap/newgidmap. When the jail has one of them and the node or the
 // jail lacks what it needs, jobs still run, but their containers fail: each
-// such gap is a warning. A jail without a container runtime is not checked.
+// such gap is a warning. A subordinate range that holds another user's or
+// group's id is a problem: its owner's containers can act as them. A jail
+// without a container runtime is not checked.
 #pragma once
 
 #include "finding.hpp"
@@ -39,6 +41,8 @@ struct ContainerFacts {
     // the jail's regular users (uid 1000 to 60000) with no line in the
     // jail's /etc/subuid or /etc/subgid
     std::vector<std::string> users_without_subids;
+    // subordinate ranges that hold a user's or group's own id (subid_overlaps)
+    std::vector<std::string> subid_overlaps;
 };
 
 // One warning per gap, each naming the runtimes it breaks and its fix;
@@ -50,5 +54,13 @@ std::vector<Finding> container_findings(const std::string &jail, const Container
 // `subid_files` (the texts of /etc/subuid and /etc/subgid: a user needs both).
 std::vector<std::string> users_without_subids(std::string_view passwd,
                                               const std::vector<std::string_view> &subid_files);
+
+// Each range of `subids` (the text of /etc/subuid or /etc/subgid:
+// NAME:FIRST:COUNT) that holds the id of an entry of `owners` (the text of
+// /etc/passwd or /etc/group: NAME:x:ID:...), as "NAME's subordinate ids
+// FIRST-LAST in FILE include OWNER's id ID: NAME's containers can act as
+// OWNER on the shared jail". `file` names the subid file in the text.
+std::vector<std::string> subid_overlaps(std::string_view owners, std::string_view subids,
+                                        const std::string &file);
 
 } // namespace sjail::check

@@ -386,8 +386,12 @@ void check_containers(Run &run) {
     if (!facts.id_map_helpers.empty()) {
         const std::string subuid = jail_text(run, "/etc/subuid");
         const std::string subgid = jail_text(run, "/etc/subgid");
-        facts.users_without_subids =
-            users_without_subids(jail_text(run, "/etc/passwd"), {subuid, subgid});
+        const std::string passwd = jail_text(run, "/etc/passwd");
+        facts.users_without_subids = users_without_subids(passwd, {subuid, subgid});
+        facts.subid_overlaps = subid_overlaps(passwd, subuid, "/etc/subuid");
+        for (auto &overlap : subid_overlaps(jail_text(run, "/etc/group"), subgid, "/etc/subgid")) {
+            facts.subid_overlaps.push_back(std::move(overlap));
+        }
     }
     for (auto &finding : container_findings(run.config.jail, facts)) {
         run.findings.push_back(std::move(finding));

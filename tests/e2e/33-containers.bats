@@ -159,7 +159,7 @@ job-shm"
     rm -f "$HOST_HOME/seen"
 }
 
-@test "slurm-jail-check on a node ready for containers: no warning; /dev/fuse 0600 and a jail user without subordinate ids: a warning each, with the fix" {
+@test "slurm-jail-check on a node ready for containers: no warning; /dev/fuse 0600 and a user without subordinate ids: a warning each; a range holding a user's id: a problem" {
     local check=$CLUSTER_BUILD/plugin/jail_check/slurm-jail-check
     in_node1() { nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$@"; }
     run in_node1 "$check"
@@ -175,4 +175,11 @@ job-shm"
     assert_line "WARNING: /dev/fuse on this node is not readable and writable by every user: the jail's container runtimes (/usr/bin/podman, /usr/bin/ch-run) cannot mount images over FUSE (SquashFS files, fuse-overlayfs, enroot) -- fix: chmod 0666 /dev/fuse, and a udev rule that keeps it so: KERNEL==\"fuse\", MODE=\"0666\""
     assert_line --regexp "^WARNING: jail users without subordinate ids in /mnt/jail/etc/subuid and /etc/subgid \($OTHER_USER\): rootless podman maps only their own id -- fix: "
     assert_line "no problems found (2 warnings)"
+    # A range that holds another user's id: its owner's containers could
+    # act as that user on the shared jail.
+    sed -i "s/^$OTHER_USER:.*/$OTHER_USER:5000:10/" "$JAIL/etc/subuid"
+    run in_node1 "$check"
+    cp "$BATS_TEST_TMPDIR/subuid" "$JAIL/etc/subuid"
+    assert_failure
+    assert_line --regexp "^PROBLEM: $OTHER_USER's subordinate ids 5000-5009 in /etc/subuid include sjuser's id $TEST_UID: $OTHER_USER's containers can act as sjuser on the shared jail -- fix: "
 }

@@ -420,6 +420,30 @@ TEST(ContainerNeeds, EveryGapAtOnce) {
         << findings[4].cause;
 }
 
+TEST(ContainerNeeds, ARangeHoldingAnotherUsersIdIsAProblem) {
+    const std::string passwd = "root:x:0:0::/root:/bin/sh\n"
+                               "alice:x:1000:1000::/home/alice:/bin/sh\n"
+                               "bob:x:150000:150000::/home/bob:/bin/sh\n"
+                               "carol:x:165536:165536::/home/carol:/bin/sh\n";
+    const std::string subuid = "alice:100000:65536\nzero:0:10\nbad:x:1\n";
+    EXPECT_EQ(subid_overlaps(passwd, subuid, "/etc/subuid"),
+              (std::vector<std::string>{
+                  "alice's subordinate ids 100000-165535 in /etc/subuid include bob's id "
+                  "150000: alice's containers can act as bob on the shared jail",
+                  "zero's subordinate ids 0-9 in /etc/subuid include root's id 0: zero's "
+                  "containers can act as root on the shared jail"}));
+    EXPECT_TRUE(subid_overlaps(passwd, "alice:200000:65536\n", "/etc/subuid").empty());
+
+    auto facts = ready_for_containers();
+    facts.subid_overlaps = subid_overlaps(passwd, subuid, "/etc/subuid");
+    const auto findings = container_findings("/mnt/jail", facts);
+    ASSERT_EQ(findings.size(), 2U);
+    EXPECT_EQ(findings[0].severity, Severity::Problem);
+    EXPECT_EQ(findings[1].cause, "zero's subordinate ids 0-9 in /etc/subuid include root's id "
+                                 "0: zero's containers can act as root on the shared jail");
+    EXPECT_NE(findings[0].fix.find("SUB_UID_MIN"), std::string::npos);
+}
+
 TEST(ContainerNeeds, UsersWithoutSubordinateIdsInEitherFile) {
     const std::string passwd = "root:x:0:0:root:/root:/bin/bash\n"
                                "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
