@@ -102,6 +102,16 @@ std::vector<std::string> subid_overlaps(std::string_view owners, std::string_vie
     return out;
 }
 
+Finding slurm_oci_finding(const std::string &oci_conf) {
+    return {Severity::Problem,
+            oci_conf + " turns on Slurm's own OCI support: for srun --container=DIR, slurmstepd "
+                       "reads DIR/config.json as root on the node's own root, at a path the user "
+                       "chooses, before the step enters the jail",
+            "remove " + oci_conf +
+                "; users run containers inside their jobs with podman or ch-run (see "
+                "docs/containers.md)"};
+}
+
 std::vector<Finding> container_findings(const std::string &jail, const ContainerFacts &facts) {
     std::vector<Finding> out;
     if (facts.runtimes.empty()) {

@@ -60,6 +60,12 @@ std::vector<std::string> users_without_subids(std::string_view passwd,
 // /etc/passwd or /etc/group: NAME:x:ID:...), as "NAME's subordinate ids
 // FIRST-LAST in FILE include OWNER's id ID: NAME's containers can act as
 // OWNER on the shared jail". `file` names the subid file in the text.
+// The problem with Slurm's own OCI support (`oci_conf`, oci.conf beside
+// slurm.conf, exists): for `srun --container=DIR` slurmstepd reads
+// DIR/config.json as root on the node's own root, at a path the user
+// chooses, before the step enters the jail.
+Finding slurm_oci_finding(const std::string &oci_conf);
+
 std::vector<std::string> subid_overlaps(std::string_view owners, std::string_view subids,
                                         const std::string &file);
 

@@ -427,6 +427,15 @@ void check_for_jobs(Run &run) {
     check_containers(run);
 }
 
+// Slurm's own OCI support: oci.conf beside slurm.conf.
+void check_slurm_oci(Run &run) {
+    const std::string oci_conf = parent_dir(run.subject.slurm.conf_path) + "/oci.conf";
+    struct stat st {};
+    if (::lstat(oci_conf.c_str(), &st) == 0) {
+        run.findings.push_back(slurm_oci_finding(oci_conf));
+    }
+}
+
 // The text of /etc/pam.d/NAME (or of NAME, an absolute path), for reading a
 // PAM stack as PAM does (through symlinks: the directory is root's).
 std::optional<std::string> read_pam_file(const std::string &name) {
@@ -501,6 +510,7 @@ std::vector<Finding> inspect(const Subject &subject) {
         for (auto &finding : compare_with_slurm_conf(subject.config, subject.slurm)) {
             run.findings.push_back(std::move(finding));
         }
+        check_slurm_oci(run);
     }
     check_for_jobs(run);
     check_su(run);

@@ -15,6 +15,8 @@ load helpers
 
 IMAGE=$HOME_IN_JAIL/e2e-image.tar
 PROBES=$HOME_IN_JAIL/container-probes
+# An OCI bundle on this machine's (every node's) own root only.
+NODE_ONLY_BUNDLE=/var/tmp/e2e-node-only-bundle
 NV_LIB=/usr/local/nvidia/lib64
 # What a job runs first: the image unpacked into the job's /tmp, for ch-run,
 # and imported into podman's store (also in the job's /tmp).
@@ -50,7 +52,7 @@ setup_file() {
 }
 
 teardown_file() {
-    rm -rf "$JAIL$IMAGE" "$HOST_HOME/container-probes"
+    rm -rf "$JAIL$IMAGE" "$HOST_HOME/container-probes" "$STATE/etc/oci.conf" "$NODE_ONLY_BUNDLE"
     # The rest of the suite runs on CPU nodes, without container runtimes.
     restore_suite_cluster
 }
@@ -182,4 +184,26 @@ job-shm"
     cp "$BATS_TEST_TMPDIR/subuid" "$JAIL/etc/subuid"
     assert_failure
     assert_line --regexp "^PROBLEM: $OTHER_USER's subordinate ids 5000-5009 in /etc/subuid include sjuser's id $TEST_UID: $OTHER_USER's containers can act as sjuser on the shared jail -- fix: "
+}
+
+@test "Slurm's own OCI support reads a step's bundle on the node's own root: slurm-jail-check calls oci.conf a problem" {
+    # oci.conf as Slurm documents it for rootless runc, beside slurm.conf.
+    cat >"$STATE/etc/oci.conf" <<'EOF_OCI'
+RunTimeQuery="runc --rootless=true --root=/tmp/runc-%u state %n.%u.%j.%s.%t"
+RunTimeKill="runc --rootless=true --root=/tmp/runc-%u kill -a %n.%u.%j.%s.%t"
+RunTimeDelete="runc --rootless=true --root=/tmp/runc-%u delete --force %n.%u.%j.%s.%t"
+RunTimeRun="runc --rootless=true --root=/tmp/runc-%u run %n.%u.%j.%s.%t -b %b"
+EOF_OCI
+    # A bundle that exists on the node's own root only: slurmstepd reads its
+    # config.json there, as root, and the runtime in the jail then looks for
+    # its root filesystem in vain.
+    install -d -m 0755 "$NODE_ONLY_BUNDLE/rootfs"
+    ush "srun -w node1 bash -c 'cd /tmp && runc spec --rootless && cat config.json'" >"$NODE_ONLY_BUNDLE/config.json"
+    run ush "srun -w node1 --container=$NODE_ONLY_BUNDLE true"
+    assert_failure
+    assert_output --partial "invalid rootfs: stat $NODE_ONLY_BUNDLE/rootfs: no such file or directory"
+    run nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$CLUSTER_BUILD/plugin/jail_check/slurm-jail-check"
+    rm -f "$STATE/etc/oci.conf"
+    assert_failure
+    assert_line "PROBLEM: /etc/slurm/oci.conf turns on Slurm's own OCI support: for srun --container=DIR, slurmstepd reads DIR/config.json as root on the node's own root, at a path the user chooses, before the step enters the jail -- fix: remove /etc/slurm/oci.conf; users run containers inside their jobs with podman or ch-run (see docs/containers.md)"
 }

@@ -444,6 +444,15 @@ TEST(ContainerNeeds, ARangeHoldingAnotherUsersIdIsAProblem) {
     EXPECT_NE(findings[0].fix.find("SUB_UID_MIN"), std::string::npos);
 }
 
+TEST(ContainerNeeds, SlurmsOwnOciSupportIsAProblemNamingTheFile) {
+    const auto finding = slurm_oci_finding("/etc/slurm/oci.conf");
+    EXPECT_EQ(finding.severity, Severity::Problem);
+    EXPECT_EQ(finding.cause.rfind("/etc/slurm/oci.conf turns on Slurm's own OCI support", 0), 0U)
+        << finding.cause;
+    EXPECT_NE(finding.cause.find("as root on the node's own root"), std::string::npos);
+    EXPECT_EQ(finding.fix.rfind("remove /etc/slurm/oci.conf;", 0), 0U) << finding.fix;
+}
+
 TEST(ContainerNeeds, UsersWithoutSubordinateIdsInEitherFile) {
     const std::string passwd = "root:x:0:0:root:/root:/bin/bash\n"
                                "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
