@@ -78,7 +78,7 @@ user_runs() { pgrep -u "$TEST_UID" -fx "$1" >/dev/null; }
 
 @test "Charliecloud: ch-run runs the image, unpacked and as a SquashFS file, as the user, in the job's PID namespace" {
     run ush "srun -w node1 bash -c '$UNPACK && ch-run /tmp/img -- sh -c \"cat /etc/image-name; id -u; cat /proc/1/comm\" &&
-        mksquashfs /tmp/img /tmp/img.sqfs -quiet -no-progress && ch-run -m /tmp/sqfs /tmp/img.sqfs -- cat /etc/image-name'"
+        mksquashfs /tmp/img /tmp/img.sqfs -quiet -no-progress && mkdir /tmp/sqfs && ch-run -m /tmp/sqfs /tmp/img.sqfs -- cat /etc/image-name'"
     assert_success
     assert_output "e2e-image
 $TEST_UID
@@ -88,12 +88,19 @@ e2e-image"
     [ ! -e "$JAIL/var/tmp/sjuser.ch" ]
 }
 
-@test "rootless podman: imports the image and runs it; its store is in the job's /tmp, not in the shared home" {
-    run ush "srun -w node1 bash -c '$IMPORT && podman run --rm localhost/e2e sh -c \"cat /etc/image-name; id -u\" &&
+@test "rootless podman: imports the image, builds on it and runs it; its store is in the job's /tmp, not in the shared home" {
+    # The build's RUN step gives a file to another id of the user's
+    # subordinate range (newuidmap), as package installs do.
+    run ush "srun -w node1 bash -c '$IMPORT && mkdir /tmp/ctx &&
+        printf \"FROM localhost/e2e\nRUN echo built >/etc/built && chown 1234:1234 /etc/built\n\" >/tmp/ctx/Containerfile &&
+        podman build -q -t localhost/e2e-built /tmp/ctx >/dev/null &&
+        podman run --rm localhost/e2e-built sh -c \"cat /etc/image-name /etc/built; id -u; stat -c %u /etc/built\" &&
         podman info --format {{.Store.GraphRoot}}' 2>/dev/null"
     assert_success
     assert_output "e2e-image
+built
 0
+1234
 /tmp/containers-$TEST_UID/storage"
     run container_leftovers
     assert_output ''
