@@ -52,8 +52,10 @@ setup_file() {
 }
 
 teardown_file() {
-    rm -rf "$JAIL$IMAGE" "$HOST_HOME/container-probes" "$STATE/etc/oci.conf" "$NODE_ONLY_BUNDLE"
-    # The rest of the suite runs on CPU nodes, without container runtimes.
+    rm -rf "$JAIL$IMAGE" "$HOST_HOME/container-probes" "$STATE/etc/oci.conf" "$NODE_ONLY_BUNDLE" \
+        "$HOST_HOME/.local/share/containers" "$HOST_HOME/.config/cni"
+    # Any later file runs on the suite's cluster: CPU nodes, their own
+    # /dev/fuse (the runtimes stay in the jail until it is filled anew).
     restore_suite_cluster
 }
 
