@@ -54,6 +54,7 @@ setup_file() {
 teardown_file() {
     rm -rf "$JAIL$IMAGE" "$HOST_HOME/container-probes" "$STATE/etc/oci.conf" "$NODE_ONLY_BUNDLE" \
         "$HOST_HOME/.local/share/containers" "$HOST_HOME/.config/cni"
+    rmdir "$HOST_HOME/.local/share" "$HOST_HOME/.local" "$HOST_HOME/.config" 2>/dev/null || true
     # Any later file runs on the suite's cluster: CPU nodes, their own
     # /dev/fuse (the runtimes stay in the jail until it is filled anew).
     restore_suite_cluster
@@ -142,7 +143,7 @@ built
 
 @test "hostile: containers of a job are in its PID and IPC namespaces, see its /tmp and /dev/shm, and go with it" {
     local job chrun_pid podman_pid node_ipc
-    job=$(ush "sbatch --parsable -w node1 --wrap '$UNPACK && $IMPORT && echo job-file >/tmp/job-file &&
+    job=$(ush "sbatch --parsable -w node1 -o /dev/null --wrap '$UNPACK && $IMPORT && echo job-file >/tmp/job-file &&
         echo job-shm >/dev/shm/job-shm || exit 1; ch-run -b $HOME_IN_JAIL:/mnt /tmp/img -- sh -c \"cat /tmp/job-file /dev/shm/job-shm >/mnt/seen; exec sleep 301\" &
         podman run --rm localhost/e2e sleep 302 & wait'")
     wait_until 60 user_runs 'sleep 302'
