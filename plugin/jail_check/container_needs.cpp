@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "container_needs.hpp"
 
+#include "requirements.hpp"
 #include "sjail/core/whole_number.hpp"
 
 #include <algorithm>
@@ -49,16 +50,15 @@ std::string_view field(std::string_view line, std::size_t index) {
     return line.substr(0, line.find(':'));
 }
 
-bool has_entry(std::string_view file, std::string_view name) {
-    const auto lines = lines_of(file);
-    return std::any_of(lines.begin(), lines.end(),
-                       [&](std::string_view line) { return field(line, 0) == name; });
-}
-
 } // namespace
 
 std::vector<std::string> users_without_subids(std::string_view passwd,
                                               const std::vector<std::string_view> &subid_files) {
+    std::vector<std::vector<std::string>> named; // each file's names
+    named.reserve(subid_files.size());
+    for (const auto file : subid_files) {
+        named.push_back(passwd_names(file));
+    }
     std::vector<std::string> missing;
     for (const auto line : lines_of(passwd)) {
         const auto name = field(line, 0);
@@ -66,9 +66,9 @@ std::vector<std::string> users_without_subids(std::string_view passwd,
         if (name.empty() || !uid || *uid < kFirstUserId || *uid > kLastUserId) {
             continue;
         }
-        const bool in_all =
-            std::all_of(subid_files.begin(), subid_files.end(),
-                        [&](std::string_view file) { return has_entry(file, name); });
+        const bool in_all = std::all_of(named.begin(), named.end(), [&](const auto &names) {
+            return std::find(names.begin(), names.end(), name) != names.end();
+        });
         if (!in_all) {
             missing.emplace_back(name);
         }

@@ -45,13 +45,15 @@ struct ContainerFacts {
     std::vector<std::string> subid_overlaps;
 };
 
-// One warning per gap, each naming the runtimes it breaks and its fix;
-// nothing when facts.runtimes is empty.
+// One finding per gap, each naming what it breaks and its fix: warnings for
+// what containers need, a problem per subordinate range that holds a user's
+// or group's id; nothing when facts.runtimes is empty.
 std::vector<Finding> container_findings(const std::string &jail, const ContainerFacts &facts);
 
 // The names of passwd's regular users (uid 1000 to 60000, as useradd gives
-// them; not system accounts such as slurm or nobody) that have no NAME: line in any of
-// `subid_files` (the texts of /etc/subuid and /etc/subgid: a user needs both).
+// them; not system accounts such as slurm or nobody) that have no NAME: line
+// in any of `subid_files` (the texts of /etc/subuid and /etc/subgid: a user
+// needs both).
 std::vector<std::string> users_without_subids(std::string_view passwd,
                                               const std::vector<std::string_view> &subid_files);
 
@@ -60,13 +62,13 @@ std::vector<std::string> users_without_subids(std::string_view passwd,
 // /etc/passwd or /etc/group: NAME:x:ID:...), as "NAME's subordinate ids
 // FIRST-LAST in FILE include OWNER's id ID: NAME's containers can act as
 // OWNER on the shared jail". `file` names the subid file in the text.
+std::vector<std::string> subid_overlaps(std::string_view owners, std::string_view subids,
+                                        const std::string &file);
+
 // The problem with Slurm's own OCI support (`oci_conf`, oci.conf beside
 // slurm.conf, exists): for `srun --container=DIR` slurmstepd reads
 // DIR/config.json as root on the node's own root, at a path the user
 // chooses, before the step enters the jail.
 Finding slurm_oci_finding(const std::string &oci_conf);
-
-std::vector<std::string> subid_overlaps(std::string_view owners, std::string_view subids,
-                                        const std::string &file);
 
 } // namespace sjail::check

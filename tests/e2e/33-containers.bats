@@ -5,9 +5,11 @@
 # (a root filesystem made with mmdebstrap, as a tar file) and runs it in a
 # job with Charliecloud (a directory and a SquashFS file) and with rootless
 # podman (its store in the job's /tmp); the node's (fake) NVIDIA driver
-# reaches the container. Tried as a hostile user: the container stays in the
-# job's PID and IPC namespaces, cannot undo or write the jail's mounts, and
-# nothing of it is left on the node after the job.
+# reaches the container. Tried as a hostile user: a container stays in the
+# job's PID namespace (ch-run's in its IPC namespace too), cannot undo or
+# write the jail's mounts, and nothing of it is left on the node after the
+# job. Slurm's own OCI support reads the step's bundle on the node's root,
+# and slurm-jail-check says so.
 
 bats_require_minimum_version 1.5.0
 
@@ -141,12 +143,13 @@ built
     [ ! -e "$STATE/nodes/node2/nvidia/x" ]
 }
 
-@test "hostile: containers of a job are in its PID and IPC namespaces, see its /tmp and /dev/shm, and go with it" {
+@test "hostile: a job's containers stay in its PID namespace (ch-run's in its IPC namespace too, seeing its /tmp and /dev/shm; podman's IPC namespace is not the node's) and go with it" {
     local job chrun_pid podman_pid node_ipc
     job=$(ush "sbatch --parsable -w node1 -o /dev/null --wrap '$UNPACK && $IMPORT && echo job-file >/tmp/job-file &&
         echo job-shm >/dev/shm/job-shm || exit 1; ch-run -b $HOME_IN_JAIL:/mnt /tmp/img -- sh -c \"cat /tmp/job-file /dev/shm/job-shm >/mnt/seen; exec sleep 301\" &
         podman run --rm localhost/e2e sleep 302 & wait'")
     wait_until 60 user_runs 'sleep 302'
+    wait_until 10 user_runs 'sleep 301'
     chrun_pid=$(pgrep -u "$TEST_UID" -fx 'sleep 301')
     podman_pid=$(pgrep -u "$TEST_UID" -fx 'sleep 302')
     assert_equal "$(cat "$HOST_HOME/seen")" "job-file
