@@ -1,16 +1,20 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# An MPI job across both nodes: MPICH in the jail, Slurm's PMI2 server
-# (srun --mpi=pmi2), an allreduce whose result every rank checks.
+# MPI jobs across both nodes, an allreduce whose result every rank checks:
+# MPICH through Slurm's PMI2 server (srun --mpi=pmi2) and Open MPI through
+# its PMIx server (srun --mpi=pmix), both in the jail.
 
 setup_file() {
     load helpers
     MPI_DIR=$HOST_HOME/e2e-mpi
     rm -rf "$MPI_DIR"
     install -d -o "$TEST_UID" -g "$TEST_UID" "$MPI_DIR"
-    # Built on the host against Debian's MPICH; the jail has the same libmpich12.
-    mpicc -O2 -o "$MPI_DIR/allreduce" "$BATS_TEST_DIRNAME/mpi/allreduce.c"
-    chown "$TEST_UID:$TEST_UID" "$MPI_DIR/allreduce"
+    # Built on the host against Debian's MPICH and Open MPI (each by its own
+    # compiler wrapper: mpicc is whichever was installed last); the jail has
+    # the same libmpich12 and libopenmpi3.
+    mpicc.mpich -O2 -o "$MPI_DIR/allreduce" "$BATS_TEST_DIRNAME/mpi/allreduce.c"
+    mpicc.openmpi -O2 -o "$MPI_DIR/allreduce-ompi" "$BATS_TEST_DIRNAME/mpi/allreduce.c"
+    chown "$TEST_UID:$TEST_UID" "$MPI_DIR/allreduce" "$MPI_DIR/allreduce-ompi"
 }
 
 setup() {
@@ -18,10 +22,14 @@ setup() {
     load_assertions
 }
 
-@test "the jail has MPICH's runtime for the program" {
+@test "the jail has MPICH's and Open MPI's runtimes for the programs" {
     run ush "ldd e2e-mpi/allreduce"
     assert_success
     assert_output --regexp 'libmpich\.so\.12 => /'
+    refute_output --partial 'not found'
+    run ush "ldd e2e-mpi/allreduce-ompi"
+    assert_success
+    assert_output --regexp 'libmpi\.so\.40 => /'
     refute_output --partial 'not found'
 }
 
@@ -49,3 +57,25 @@ setup() {
 # The local cluster's nodes are one machine, and before jobs had IPC
 # namespaces of their own UCX reached the other node through System V shared
 # memory, which hid it; on a cluster the nodes talk over the network.
+
+@test "srun --mpi=pmix -N2 -n2: Open MPI's allreduce across two nodes gives the right sum" {
+    run ush "srun --time=1 --mpi=pmix -N2 -n2 e2e-mpi/allreduce-ompi"
+    assert_success
+    assert_line 'rank 0 of 2 on node1: sum 3'
+    assert_line 'rank 1 of 2 on node2: sum 3'
+}
+
+# Open MPI limited to its shared memory transport (vader) between the four
+# tasks. Each rank maps its segment in the job's /dev/shm and the PMIx data
+# store that slurmstepd's PMIx server, on the node's root, writes in the
+# node's Slurm spool (bound into the jail at the same path).
+@test "srun --mpi=pmix -N1 -n4 over shared memory: the tasks share the job's /dev/shm and the PMIx server's data store" {
+    run ush "OMPI_MCA_btl=self,vader srun --time=1 --mpi=pmix -N1 -n4 -w node1 e2e-mpi/allreduce-ompi --shared-maps"
+    assert_success
+    assert_equal "$(grep -c ' on node1: sum 10$' <<<"$output")" 4
+    local rank
+    for rank in 0 1 2 3; do
+        assert_output --regexp "rank $rank maps /dev/shm/vader_segment\.node1\."
+        assert_output --regexp "rank $rank maps /var/spool/slurmd/pmix\.[0-9]+\.0/pmix_dstor_ds21_[0-9]+/smdataseg-"
+    done
+}

@@ -8,13 +8,15 @@ jail_dir() { echo "$LC_STATE/jail"; }
 
 # jail_rootfs_args REL: hack/jail-rootfs's arguments (one per line) for the
 # jail of a cluster on Slurm REL. MPICH's runtime, for MPI jobs across nodes
-# (srun --mpi=pmi2). This machine's release: libfmt9 too, which
-# slurm-jail-nccl-check (built on this machine) needs, as in the jail image
-# (keep bench/cluster-bench's call, made outside its offline namespace, the
-# same). Another release: its suite, with its Slurm client.
+# through Slurm's PMI2 (srun --mpi=pmi2). This machine's release: libfmt9
+# too, which slurm-jail-nccl-check (built on this machine) needs, as in the
+# jail image; and Open MPI's runtime, for srun --mpi=pmix, with libpmix-dev,
+# the only package that installs the libpmix.so Slurm's PMIx plugin opens in
+# srun. Another release: its suite, with its Slurm client (Debian's Slurm
+# 26.05 has no PMIx plugin).
 jail_rootfs_args() {
     if [ "$1" = "$(host_release)" ]; then
-        printf '%s\n' --include libfmt9 --include libmpich12
+        printf '%s\n' --include libfmt9 --include libmpich12 --include libopenmpi3 --include libpmix-dev
     else
         printf '%s\n' --include libmpich12 --slurm "$1"
     fi

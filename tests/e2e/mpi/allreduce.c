@@ -1,9 +1,33 @@
 // SPDX-License-Identifier: Apache-2.0
 /* MPI_Allreduce of each rank's (rank + 1) across the job: prints the sum,
- * the world size and where each rank ran (tests/e2e/23-mpi.bats). */
+ * the world size and where each rank ran (tests/e2e/23-mpi.bats). With
+ * --shared-maps, also the shared files the rank has mapped that the MPI and
+ * PMIx libraries share with other processes: the PMIx server's data store
+ * and files in /dev/shm. */
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
+
+static int shared_with_others(const char *path) {
+    return strstr(path, "/pmix_dstor_") != NULL || strncmp(path, "/dev/shm/", 9) == 0;
+}
+
+static void print_shared_maps(int rank) {
+    char line[4096];
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (maps == NULL) {
+        perror("/proc/self/maps");
+        return;
+    }
+    while (fgets(line, sizeof(line), maps) != NULL) {
+        const char *path = strchr(line, '/');
+        if (path != NULL && shared_with_others(path)) {
+            printf("rank %d maps %s", rank, path);
+        }
+    }
+    fclose(maps);
+}
 
 int main(int argc, char **argv) {
     int rank = 0;
@@ -18,6 +42,9 @@ int main(int argc, char **argv) {
     MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     gethostname(host, sizeof(host) - 1);
     printf("rank %d of %d on %s: sum %ld\n", rank, size, host, sum);
+    if (argc > 1 && strcmp(argv[1], "--shared-maps") == 0) {
+        print_shared_maps(rank);
+    }
     MPI_Finalize();
     return 0;
 }
