@@ -3,12 +3,14 @@
 
 #include "container_needs.hpp"
 #include "jail_arch.hpp"
+#include "mps_needs.hpp"
 #include "requirements.hpp"
 #include "sjail/core/arch.hpp"
 #include "sjail/core/node/jail_policy.hpp"
 #include "sjail/core/whole_number.hpp"
 #include "sjail/sys/gpu/gpu_view.hpp"
 #include "sjail/sys/gpu/ld_cache.hpp"
+#include "sjail/sys/gpu/mps_shm.hpp"
 #include "sjail/sys/node/jail_probe.hpp"
 #include "sjail/sys/node/jail_view.hpp"
 #include "sjail/sys/node/node_role.hpp"
@@ -216,10 +218,27 @@ void check_gpu(Run &run, std::vector<MountPoint> &points) {
     }
 }
 
+// A node-wide MPS daemon and the /dev/shm its clients in jobs need.
+void check_mps(Run &run) {
+    Fd shm;
+    if (auto s = open_mps_shm(run.config, shm); !s.ok()) {
+        run.problem(s.message() + ": every job on this node fails", kMpsShmFix);
+        return;
+    }
+    MpsFacts facts{run.config.gpu_mps_dir, false, run.config.gpu_mps_shm, shm.valid()};
+    const std::string control = run.config.gpu_mps_dir + "/control";
+    struct stat st {};
+    facts.daemon_runs = ::lstat(control.c_str(), &st) == 0;
+    if (auto finding = mps_finding(facts)) {
+        run.findings.push_back(std::move(*finding));
+    }
+}
+
 void check_mount_points(Run &run) {
     std::vector<MountPoint> points = plan_mount_points(run.config);
     if (run.config.gpu != GpuMode::Off) {
         check_gpu(run, points);
+        check_mps(run);
     }
     for (const auto &point : points) {
         const auto type = source_type(run, point);

@@ -38,6 +38,7 @@ setup() {
 
 teardown() {
     echo "$PLUGSTACK_LINE" >"$STATE/etc/plugstack.conf"
+    rm -rf "$STATE/nodes/node2/run/mps-shm" "$STATE/nodes/node2/run/mps-pipe"
     "$LC" fake-driver node1 550.54.15 >&2
     "$LC" fake-driver node2 570.124.06 >&2
 }
@@ -168,6 +169,74 @@ assert_driver() {
     assert_failure
     refute_output --partial TASK-RAN
     assert_output --partial "in: /run/nvidia/driver: does not exist"
+}
+
+# gpu_mps_shm=DIR: the MPS daemon's own /dev/shm, where the server and its
+# clients share memory by name. node2 has one (a file of the "server" in
+# it), node1 none. The directory is below chroot.so's state directory, the
+# one node-local place of the local cluster's nodes (they share the host's /run).
+@test "gpu_mps_shm=DIR: jobs on a node with the MPS daemon's /dev/shm share it; other nodes' jobs keep their own" {
+    local shm=/run/slurm-jail/mps-shm host_shm=$STATE/nodes/node2/run/mps-shm
+    install -d -m 1777 "$host_shm"
+    echo "from the MPS server" >"$host_shm/cuda.shm.server"
+    echo "$PLUGSTACK_LINE gpu_mps_shm=$shm" >"$STATE/etc/plugstack.conf"
+    run on node2 "sh -c 'cat /dev/shm/cuda.shm.server && echo from-a-client >/dev/shm/cuda.shm.client'"
+    assert_success
+    assert_output "from the MPS server"
+    assert_equal "$(cat "$host_shm/cuda.shm.client")" from-a-client
+    assert_equal "$(stat -c %u "$host_shm/cuda.shm.client")" "$TEST_UID"
+    # A later job on node2 meets the same directory; node1's jobs have their own.
+    run on node2 "cat /dev/shm/cuda.shm.client"
+    assert_output from-a-client
+    run on node1 "sh -c 'ls -A /dev/shm; stat -f -c %T /dev/shm'"
+    assert_success
+    assert_output tmpfs
+}
+
+# A directory a user could have planted or can write: the job fails with the
+# fix, and nothing is mounted from where it leads.
+@test "gpu_mps_shm=DIR that is a symlink or a user's directory: the job fails and names the fix" {
+    local shm=/run/slurm-jail/mps-shm host_shm=$STATE/nodes/node2/run/mps-shm
+    echo "$PLUGSTACK_LINE gpu_mps_shm=$shm" >"$STATE/etc/plugstack.conf"
+    ln -sfn /etc "$host_shm"
+    run on node2 "sh -c 'ls /dev/shm; echo TASK-RAN'"
+    assert_failure
+    refute_output --partial TASK-RAN
+    assert_output --partial "gpu_mps_shm=$shm"
+    rm -f "$host_shm"
+    install -d -m 0755 -o "$TEST_UID" "$host_shm"
+    run on node2 "sh -c 'ls /dev/shm; echo TASK-RAN'"
+    assert_failure
+    refute_output --partial TASK-RAN
+    assert_output --partial "owned by uid $TEST_UID, not root"
+    rm -rf "$host_shm"
+    run on node2 "sh -c 'ls -A /dev/shm; stat -f -c %T /dev/shm'"
+    assert_success
+    assert_output tmpfs
+}
+
+# slurm-jail-check where node2's MPS daemon runs (its pipe directory holds
+# `control`): a warning until jobs get its /dev/shm, a problem when that
+# directory cannot be trusted.
+@test "slurm-jail-check on a node with an MPS daemon: a warning without gpu_mps_shm=, a problem when it is a symlink" {
+    local check=$CLUSTER_BUILD/plugin/jail_check/slurm-jail-check
+    local node_run=$STATE/nodes/node2/run line="$PLUGSTACK_LINE gpu_mps_dir=/run/slurm-jail/mps-pipe"
+    in_node2() { nsenter -t "$(slurmd_pid node2)" -m -u -n -- "$@"; }
+    install -d -m 0755 "$node_run/mps-pipe"
+    mkfifo "$node_run/mps-pipe/control"
+    echo "$line" >"$STATE/etc/plugstack.conf"
+    run in_node2 "$check"
+    assert_line --partial "WARNING: a node-wide MPS daemon runs (/run/slurm-jail/mps-pipe/control), but gpu_mps_shm= is not set"
+    install -d -m 1777 "$node_run/mps-shm"
+    echo "$line gpu_mps_shm=/run/slurm-jail/mps-shm" >"$STATE/etc/plugstack.conf"
+    run in_node2 "$check"
+    refute_output --partial "MPS"
+    rm -rf "$node_run/mps-shm"
+    ln -s /etc "$node_run/mps-shm"
+    run in_node2 "$check"
+    rm -rf "$node_run/mps-pipe"
+    assert_failure
+    assert_line --regexp '^PROBLEM: gpu_mps_shm=/run/slurm-jail/mps-shm: .*every job on this node fails'
 }
 
 @test "the jail's files are byte for byte what they were before the GPU jobs" {

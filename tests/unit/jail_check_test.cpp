@@ -7,6 +7,7 @@
 #include "finding.hpp"
 #include "jail_arch.hpp"
 #include "job_container_lines.hpp"
+#include "mps_needs.hpp"
 #include "requirements.hpp"
 #include "slurm_conf.hpp"
 #include "su_stack.hpp"
@@ -472,6 +473,29 @@ TEST(ContainerNeeds, UsersWithoutSubordinateIdsInEitherFile) {
     // a name that is only the prefix of another's is not that user's entry
     EXPECT_EQ(users_without_subids("al:x:1000:1000::/:/bin/sh\n", {subuid, subgid}),
               (std::vector<std::string>{"al"}));
+}
+
+// ---- a node-wide MPS daemon's clients in jobs ----
+
+TEST(MpsNeeds, NoDaemonOrJobsThatGetItsShmPass) {
+    EXPECT_FALSE(mps_finding({"/run/nvidia-mps", false, "", false}));
+    EXPECT_FALSE(mps_finding({"/run/nvidia-mps", false, "/run/nvidia/mps/shm", false}));
+    EXPECT_FALSE(mps_finding({"/run/nvidia-mps", true, "/run/nvidia/mps/shm", true}));
+}
+
+TEST(MpsNeeds, ADaemonWhoseShmJobsDoNotGetIsAWarningWithTheFix) {
+    const auto unset = mps_finding({"/run/nvidia-mps", true, "", false});
+    ASSERT_TRUE(unset);
+    EXPECT_EQ(unset->severity, Severity::Warning);
+    EXPECT_NE(unset->cause.find("/run/nvidia-mps/control"), std::string::npos) << unset->cause;
+    EXPECT_NE(unset->cause.find("gpu_mps_shm= is not set"), std::string::npos) << unset->cause;
+    EXPECT_NE(unset->fix.find("set gpu_mps_shm="), std::string::npos) << unset->fix;
+    const auto missing = mps_finding({"/run/nvidia-mps", true, "/run/nvidia/mps/shm", false});
+    ASSERT_TRUE(missing);
+    EXPECT_EQ(missing->severity, Severity::Warning);
+    EXPECT_NE(missing->cause.find("gpu_mps_shm=/run/nvidia/mps/shm does not exist"),
+              std::string::npos)
+        << missing->cause;
 }
 
 } // namespace

@@ -86,6 +86,10 @@ TEST(Config, GpuSettings) {
     ASSERT_TRUE(parsed.status.ok()) << parsed.status.message();
     EXPECT_EQ(parsed.config.gpu_driver_root, "/run/nvidia/driver");
     EXPECT_EQ(parsed.config.gpu_mps_dir, "/run/mps");
+    EXPECT_EQ(parsed.config.gpu_mps_shm, "");
+    parsed = parse_config({"jail=/j", "gpu_mps_shm=/run/nvidia/mps/shm"});
+    ASSERT_TRUE(parsed.status.ok()) << parsed.status.message();
+    EXPECT_EQ(parsed.config.gpu_mps_shm, "/run/nvidia/mps/shm");
 }
 
 TEST(ConfigErrors, GpuSettings) {
@@ -104,6 +108,13 @@ TEST(ConfigErrors, GpuSettings) {
     // Jobs see /tmp as their node-local scratch: the node's MPS pipes cannot be there.
     EXPECT_NE(error_of({"jail=/j", "gpu_mps_dir=/tmp/nvidia-mps"}).find("lies under /tmp"),
               std::string::npos);
+    // The MPS daemon's /dev/shm is every job's on the node: not theirs, not the node's.
+    for (const char *shm :
+         {"gpu_mps_shm=/tmp/mps-shm", "gpu_mps_shm=/dev/shm", "gpu_mps_shm=/dev/shm/mps"}) {
+        const std::string error = error_of({"jail=/j", shm});
+        EXPECT_NE(error.find("/dev/shm of its own"), std::string::npos) << shm << ": " << error;
+    }
+    EXPECT_NE(error_of({"jail=/j", "gpu_mps_shm=run/mps"}).find("gpu_mps_shm"), std::string::npos);
 }
 
 TEST(ConfigErrors, BindsMayNotLandWhereTheDriverGoes) {

@@ -44,3 +44,13 @@ TEST(PathRules, RootOwnedLikeSshd) {
     const auto sticky_tmp = check_root_owned("/tmp", 0, S_IFDIR | 01777);
     EXPECT_NE(sticky_tmp.message().find("chmod go-w /tmp"), std::string::npos);
 }
+
+TEST(PathRules, ASharedDirectoryIsRootsAndStickyWhenOthersWriteIt) {
+    EXPECT_TRUE(check_shared_root_dir("/s", 0, S_IFDIR | 01777).ok());
+    EXPECT_TRUE(check_shared_root_dir("/s", 0, S_IFDIR | 0755).ok());
+    const auto not_sticky = check_shared_root_dir("/s", 0, S_IFDIR | 0777);
+    EXPECT_NE(not_sticky.message().find("not sticky; run: chmod 1777 /s"), std::string::npos);
+    const auto users = check_shared_root_dir("/s", 1000, S_IFDIR | 01777);
+    EXPECT_NE(users.message().find("owned by uid 1000"), std::string::npos);
+    EXPECT_FALSE(check_shared_root_dir("/s", 1000, S_IFDIR | 0755).ok());
+}

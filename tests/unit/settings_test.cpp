@@ -155,3 +155,21 @@ TEST(SettingsDocs, TheManPageListsEveryKeyWithItsDefault) {
         }
     }
 }
+
+// The Helm chart's schema lets plugin.extraArgs name every setting but
+// jail= (the chart sets it): one pattern, "^(bind|munge|...)=".
+TEST(SettingsDocs, TheChartSchemaTakesEverySettingButTheJail) {
+    const auto schema = read_source_file("helm/slurm-cluster/values.schema.json");
+    const auto plugin = schema.find("\"plugin\": {");
+    ASSERT_NE(plugin, std::string::npos);
+    const std::string open = "\"pattern\": \"^(";
+    const auto start = schema.find(open, plugin);
+    ASSERT_NE(start, std::string::npos);
+    const auto first = start + open.size();
+    const auto keys = "|" + schema.substr(first, schema.find(")=", first) - first) + "|";
+    for (const auto &setting : settings()) {
+        const std::string name(setting.name);
+        EXPECT_EQ(keys.find("|" + name + "|") != std::string::npos, name != "jail")
+            << "plugin.extraArgs' pattern in values.schema.json and " << name << "=: " << keys;
+    }
+}

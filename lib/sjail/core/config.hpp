@@ -52,6 +52,7 @@ struct Config {
     GpuMode gpu = GpuMode::Auto;                     // gpu=auto|on|off
     std::string gpu_driver_root;                     // gpu_driver_root= (empty: the usual places)
     std::string gpu_mps_dir = "/run/nvidia-mps";     // gpu_mps_dir=
+    std::string gpu_mps_shm;                         // gpu_mps_shm= (empty: jobs' own /dev/shm)
     RunMode run = RunMode::Node;                     // run=node|jail
 
     bool operator==(const Config &) const = default;

@@ -114,4 +114,16 @@ Status check_root_owned(std::string_view path, uid_t owner, mode_t mode) {
     return {};
 }
 
+Status check_shared_root_dir(std::string_view path, uid_t owner, mode_t mode) {
+    if ((mode & (S_IWGRP | S_IWOTH)) == 0 || owner != 0) {
+        return check_root_owned(path, owner, mode);
+    }
+    if ((mode & S_ISVTX) == 0) {
+        return Status::failure(std::string(path) +
+                               " is writable by others and not sticky; run: chmod 1777 " +
+                               std::string(path));
+    }
+    return {};
+}
+
 } // namespace sjail

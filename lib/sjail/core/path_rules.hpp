@@ -45,4 +45,9 @@ bool is_same_or_below(std::string_view path, std::string_view base);
 // Returns an empty status when fine, else a message naming `path`.
 Status check_root_owned(std::string_view path, uid_t owner, mode_t mode);
 
+// The rule for a directory every user writes, as /tmp and /dev/shm: owned by
+// root and, when group or others may write it, sticky (so that no user can
+// remove or replace another's files).
+Status check_shared_root_dir(std::string_view path, uid_t owner, mode_t mode);
+
 } // namespace sjail

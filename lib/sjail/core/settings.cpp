@@ -142,6 +142,23 @@ Status apply_gpu_mps_dir(Config &config, std::string_view key, const std::string
     return {};
 }
 
+// The MPS daemon's /dev/shm is shared by every job of the node, so it can be
+// neither /tmp (the jobs' own) nor the node's /dev/shm (the node daemons').
+Status apply_gpu_mps_shm(Config &config, std::string_view key, const std::string &value) {
+    if (auto s = set_path(key, config.gpu_mps_shm, value); !s.ok()) {
+        return s;
+    }
+    for (const char *place : {"/tmp", "/dev/shm"}) {
+        if (is_same_or_below(value, place)) {
+            return Status::failure(
+                "gpu_mps_shm=" + value + " lies under " + place +
+                "; run nvidia-cuda-mps-control with a /dev/shm of its own, a tmpfs such as "
+                "/run/nvidia/mps/shm bound over it, and give slurm-jail that directory");
+        }
+    }
+    return {};
+}
+
 Status apply_run(Config &config, std::string_view /*key*/, const std::string &value) {
     if (value == "node") {
         config.run = RunMode::Node;
@@ -227,6 +244,7 @@ constexpr std::array kSettings = {
             show_text<&Config::gpu_driver_root>},
     Setting{"gpu_mps_dir", "/run/nvidia-mps", false, apply_gpu_mps_dir,
             show_text<&Config::gpu_mps_dir>},
+    Setting{"gpu_mps_shm", "", false, apply_gpu_mps_shm, nullptr},
     Setting{"run", "node", false, apply_run, show_run},
 };
 

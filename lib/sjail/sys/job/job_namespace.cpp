@@ -4,6 +4,7 @@
 #include "sjail/core/job/job_layout.hpp"
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/fs_mount.hpp"
+#include "sjail/sys/gpu/mps_shm.hpp"
 #include "sjail/sys/job/job_init.hpp"
 #include "sjail/sys/node/node_watch.hpp"
 #include "sjail/sys/node/proc_options.hpp"
@@ -118,6 +119,7 @@ struct Inputs {
     std::uint32_t job = 0;
     int node_ns = -1;
     int tmp_dir = -1; // job_tmp=DIR: the job's directory (O_PATH)
+    int mps_shm = -1; // gpu_mps_shm=DIR (O_PATH): the job's /dev/shm, when the node has it
     ProcOptions proc;
     // Set when the views of a running job are made anew (refresh_in_child):
     int old_stepd = -1; // its current stepd view, which holds its /tmp and /dev/shm
@@ -291,13 +293,22 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
             return s;
         }
     }
+    Fd mps_shm_tree;
+    if (in.mps_shm >= 0) {
+        if (auto s = clone_tree(in.mps_shm, mps_shm_tree); !s.ok()) {
+            return s;
+        }
+    }
     if (auto s = make_view_from_node(in.node_ns); !s.ok()) {
         return s;
     }
     if (auto s = mount_job_tmp(in, tmp_tree.get()); !s.ok()) {
         return s;
     }
-    if (auto s = mount_private_tmpfs(in.config.job_shm_size, "/dev/shm"); !s.ok()) {
+    // /dev/shm: the MPS daemon's (gpu_mps_shm=) where the node has it, else the job's own.
+    if (auto s = mps_shm_tree.valid() ? attach_mount(mps_shm_tree.get(), "/dev/shm")
+                                      : mount_private_tmpfs(in.config.job_shm_size, "/dev/shm");
+        !s.ok()) {
         return s;
     }
     // run=node: the node's /run is shared by its jobs; its one place users
@@ -412,7 +423,7 @@ Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_
     BuilderChild creator;
     if (auto s = creator.start(
             "the job's namespace builder", in.config.build_timeout_s,
-            {in.node_ns, in.tmp_dir, in.old_stepd, in.job_pid},
+            {in.node_ns, in.tmp_dir, in.mps_shm, in.old_stepd, in.job_pid},
             [&](int report_fd, int hold_fd) { run_creator(in, cpu, report_fd, hold_fd); });
         !s.ok()) {
         return s;
@@ -489,7 +500,7 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
             return s;
         }
     }
-    Inputs in{config, job, node.fd.get(), -1, {}};
+    Inputs in{config, job, node.fd.get(), -1, -1, {}};
     if (auto s = load_proc_options(config, in.proc); !s.ok()) {
         return s;
     }
@@ -500,6 +511,11 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
         }
         in.tmp_dir = tmp_dir.get();
     }
+    Fd mps_shm;
+    if (auto s = open_mps_shm(config, mps_shm); !s.ok()) {
+        return Status::failure(s.message() + "; " + kMpsShmFix);
+    }
+    in.mps_shm = mps_shm.get();
     int bind_errno = 0;
     for (const int cpu : cpus_to_try()) {
         if (auto s = attempt_make(in, paths, cpu, bind_errno, own); !s.ok()) {
@@ -523,7 +539,7 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
 // /dev/shm. Steps already running keep the views they entered.
 Status refresh_job(const Config &config, const NodeNamespace &node, std::uint32_t job,
                    const JobPaths &paths, const JobNamespace &current, OwnMounts &own) {
-    Inputs in{config, job, node.fd.get(), -1, {}};
+    Inputs in{config, job, node.fd.get(), -1, -1, {}};
     in.old_stepd = current.stepd.get();
     in.job_pid = current.pid.get();
     if (auto s = load_proc_options(config, in.proc); !s.ok()) {
