@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# MPI jobs across both nodes, an allreduce whose result every rank checks:
-# MPICH through Slurm's PMI2 server (srun --mpi=pmi2) and Open MPI through
-# its PMIx server (srun --mpi=pmix), both in the jail.
+# A job's tasks working together. MPI jobs across both nodes, an allreduce
+# whose result every rank checks: MPICH through Slurm's PMI2 server (srun
+# --mpi=pmi2) and Open MPI through its PMIx server (srun --mpi=pmix), both
+# in the jail. And the node-local ways NCCL's transports share memory
+# between a step's tasks (NCCL itself needs two GPUs).
 
 setup_file() {
     load helpers
@@ -14,7 +16,8 @@ setup_file() {
     # the same libmpich12 and libopenmpi3.
     mpicc.mpich -O2 -o "$MPI_DIR/allreduce" "$BATS_TEST_DIRNAME/mpi/allreduce.c"
     mpicc.openmpi -O2 -o "$MPI_DIR/allreduce-ompi" "$BATS_TEST_DIRNAME/mpi/allreduce.c"
-    chown "$TEST_UID:$TEST_UID" "$MPI_DIR/allreduce" "$MPI_DIR/allreduce-ompi"
+    gcc -std=c11 -O2 -o "$MPI_DIR/shm_peers" "$BATS_TEST_DIRNAME/mpi/shm_peers.c"
+    chown "$TEST_UID:$TEST_UID" "$MPI_DIR/allreduce" "$MPI_DIR/allreduce-ompi" "$MPI_DIR/shm_peers"
 }
 
 setup() {
@@ -78,4 +81,14 @@ setup() {
         assert_output --regexp "rank $rank maps /dev/shm/vader_segment\.node1\."
         assert_output --regexp "rank $rank maps /var/spool/slurmd/pmix\.[0-9]+\.0/pmix_dstor_ds21_[0-9]+/smdataseg-"
     done
+}
+
+# NCCL's SHM transport opens a file of /dev/shm by name in the peer; its P2P
+# transport passes a CUDA memory handle as a descriptor over an abstract
+# Unix socket. Both between two tasks of one step, in the job's /dev/shm.
+@test "two tasks of a step share memory as NCCL's node-local transports do: a /dev/shm file by name, a descriptor over an abstract socket" {
+    run ush "srun --time=1 -N1 -n2 -w node1 e2e-mpi/shm_peers"
+    assert_success
+    assert_line 'task 1: /dev/shm file by name: shared; descriptor over the abstract socket: shared'
+    assert_line 'task 0: task 1 answered through /dev/shm: yes'
 }
