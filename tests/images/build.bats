@@ -77,6 +77,22 @@ image_ids() {
     assert_line --index 0 --regexp '^session +required +pam_slurm_jail\.so node=compute no_job=private$'
     assert_line --index 1 --regexp '^session +required +pam_slurm_jail\.so node=compute no_job=private$'
     assert_line --index 2 libraries-found
+    # srun --mpi=pmix: each PMIx plugin of Slurm's finds the libpmix.so it
+    # opens, in the worker (slurmstepd) and in the jail (srun)
+    local image
+    for image in worker jail; do
+        run podman run --rm --network none --entrypoint sh "localhost/slurm-jail/$image:latest" -c \
+            'for p in /usr/lib/x86_64-linux-gnu/slurm-wlm/mpi_pmix_v*.so; do
+                 [ -e "$p" ] || { echo no-pmix-plugin; exit 0; }
+                 d=$(grep -a -o "/usr/lib/[a-z0-9_-]*/pmix[0-9]*/lib" "$p" | head -n 1)
+                 test -f "$(readlink -f "$d/libpmix.so")" && echo "$(basename "$p"): $d/libpmix.so"
+             done'
+        assert_success
+        case $release in
+            22.05 | 24.11) assert_output --regexp '^mpi_pmix_v[0-9]+\.so: /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix\.so$' ;;
+            *) assert_output no-pmix-plugin ;; # Debian's Slurm 26.05 has none
+        esac
+    done
     # what each image must contain
     run podman run --rm --network none --entrypoint cat localhost/slurm-jail/jail:latest /etc/slurm-jail-release
     assert_output "SLURM_JAIL_VERSION=$version"
@@ -155,10 +171,11 @@ mtab'
     assert_success
     assert_output --partial 'Usage: populate-jail'
     run podman run --rm --network none --entrypoint sh localhost/slurm-jail/jail:latest \
-        -c 'add-jail-users --help && finalize-rootfs --help'
+        -c 'add-jail-users --help && finalize-rootfs --help && slurm-pmix-library --help'
     assert_success
     assert_output --partial 'Usage: add-jail-users'
     assert_output --partial 'Usage: finalize-rootfs VERSION'
+    assert_output --partial 'Usage: slurm-pmix-library'
     for tool in build-base build-images; do
         run "$images/$tool" --help
         assert_success
