@@ -123,6 +123,10 @@ e2e-first"
 ipc_count='ipcs -m -q -s | grep -c "^0x" || true'
 
 @test "System V IPC is the job's own: its later steps see it, another job and the node do not, and it goes with the job" {
+    # The node's own IPC namespace (slurmd's) is this machine's on the local
+    # cluster: what others keep there is counted before the job.
+    local node_before
+    node_before=$(nsenter --target "$(slurmd_pid node1)" --ipc sh -c "$ipc_count")
     run ush "sbatch --parsable -w node1 -o $T/ipc.out --wrap '
         ipcmk -M 33554432 -Q -S 1 >/dev/null && $ipc_count; echo ready; exec sleep 918'"
     assert_success
@@ -138,9 +142,9 @@ ready"
     run ush_other "srun -w node1 sh -c '$ipc_count'"
     assert_success
     assert_output 0
-    # The node's own IPC namespace (slurmd's) holds none of them.
+    # The node's own IPC namespace holds none of them.
     run nsenter --target "$(slurmd_pid node1)" --ipc sh -c "$ipc_count"
-    assert_output 0
+    assert_output "$node_before"
     run ush "scancel $job"
     assert_success
     wait_until 30 test ! -e "$dir"
