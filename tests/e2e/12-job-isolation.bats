@@ -188,3 +188,30 @@ SCRIPT
     wait_until 30 bash -c "! pgrep -u $TEST_UID -f '^sleep 91[67]$'"
     wait_until 30 bash -c "! kill -0 $init 2>/dev/null"
 }
+
+# What the OOM killer could do: the job's init is killed while its
+# allocation lives on (salloc --no-shell: no batch script in the job's PID
+# namespace to end the job with it). The next step cannot join a dead PID
+# namespace: it fails at once with one line that says why, and the job's
+# leftovers on the node go.
+@test "a job whose init was killed: its next step fails with one line naming the init, and its leftovers go" {
+    run ush "salloc --no-shell -N1 -w node1 --time=5 2>&1"
+    assert_success
+    local job dir init
+    job=$(sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p' <<<"$output")
+    [ -n "$job" ] || fail "no job allocation in: $output"
+    run ush "srun --jobid=$job -w node1 true"
+    assert_success
+    dir=$(job_state_dir node1 "$job")
+    init=$(cut -d' ' -f1 "$dir/init")
+    [ -n "$init" ] && kill -KILL "$init"
+    # Until its parent reaps it, a killed init waits in /proc as a zombie.
+    wait_until 10 bash -c "! grep -qv ') Z ' /proc/$init/stat 2>/dev/null"
+    run ush "srun --jobid=$job -w node1 true"
+    ush "scancel $job" || true
+    assert_failure
+    assert_output --partial "ended on this node before this step: its init (pid $init)"
+    assert_output --partial "Requeue or resubmit the job"
+    refute_output --partial "Cannot allocate memory"
+    wait_until 30 test ! -e "$dir"
+}
