@@ -10,16 +10,23 @@ jail_dir() { echo "$LC_STATE/jail"; }
 # jail of a cluster on Slurm REL. MPICH's runtime, for MPI jobs across nodes
 # through Slurm's PMI2 (srun --mpi=pmi2). This machine's release: libfmt9
 # too, which slurm-jail-nccl-check (built on this machine) needs, as in the
-# jail image; and Open MPI's runtime, for srun --mpi=pmix, with libpmix-dev,
-# the only package that installs the libpmix.so Slurm's PMIx plugin opens in
-# srun. Another release: its suite, with its Slurm client (Debian's Slurm
-# 26.05 has no PMIx plugin).
+# jail image; and Open MPI's runtime, for srun --mpi=pmix (link_pmix_library
+# below). Another release: its suite, with its Slurm client.
 jail_rootfs_args() {
     if [ "$1" = "$(host_release)" ]; then
-        printf '%s\n' --include libfmt9 --include libmpich12 --include libopenmpi3 --include libpmix-dev
+        printf '%s\n' --include libfmt9 --include libmpich12 --include libopenmpi3
     else
         printf '%s\n' --include libmpich12 --slurm "$1"
     fi
+}
+
+# Slurm's PMIx plugin, which srun loads in the jail, opens libpmix.so, which
+# only libpmix-dev installs: the images' slurm-pmix-library links it to the
+# libpmix.so.2 the rootfs has (Open MPI's runtime brings it; Debian 13's
+# Slurm depends on it; Debian's 26.05 has no such plugin).
+link_pmix_library() {
+    chroot "$LC_STATE/rootfs" /bin/sh -s <"$LC_ROOT/images/jail/slurm-pmix-library" >/dev/null ||
+        die "images/jail/slurm-pmix-library failed in the jail's rootfs (see above)"
 }
 
 # Unpack the cached rootfs tarball once per tarball into $LC_STATE/rootfs.
