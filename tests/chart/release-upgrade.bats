@@ -52,7 +52,7 @@ upgrade_to() {
     run as_testuser 'echo kept > before-upgrade.txt; sinfo -V'
     assert_success
     assert_output --regexp "^slurm(-wlm)? ${old//./\\.}\."
-    run as_testuser "sbatch --parsable -w t-slurm-cluster-cpu-0 -o across-%j.out --wrap 'sleep 30; echo finished on \$SLURMD_NODENAME'"
+    run as_testuser "sbatch --parsable -w t-slurm-cluster-cpu-0 -o across-%j.out --wrap 'sleep 50; echo finished on \$SLURMD_NODENAME'"
     assert_success
     echo "$output" >"$BATS_FILE_TMPDIR/job"
     for _ in $(seq 40); do [[ "$(job_state "$output")" == *RUNNING* ]] && break; sleep 0.25; done
@@ -78,8 +78,10 @@ upgrade_to() {
 @test "step 2: nodes, login and jail move to $new; the running job finishes, /home is kept, new jobs run" {
     local job
     job=$(cat "$BATS_FILE_TMPDIR/job")
-    # Still running as the nodes' upgrade starts (30 s from its start; the
-    # steps before take about 10), so the upgrade has a job to wait for.
+    # Still running as the nodes' upgrade starts (50 s from its start; the
+    # steps before take about 10, and once, under a full suite's load, 31:
+    # the controller's replacement alone took 25), so the upgrade has a job
+    # to wait for.
     assert_equal "$(job_state "$job")" 'JobState=RUNNING ExitCode=0:0 '
     run upgrade_to nodes.yaml --set-string slurm.release="$new"
     assert_success
