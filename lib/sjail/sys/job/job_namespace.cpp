@@ -140,13 +140,14 @@ Status mount_job_tmp(const Inputs &in, int tmp_tree) {
     return attach_mount(tmp_tree, "/tmp");
 }
 
-// A detached copy of the directory `dir`, nosuid and nodev.
-Status clone_tree(int dir, Fd &out) {
+// A detached copy of the directory `dir`, nosuid and nodev; `what` names it
+// in an error.
+Status clone_tree(int dir, const char *what, Fd &out) {
     out.reset(::open_tree(dir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
     mount_attr attr{};
     attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     if (!out.valid() || ::mount_setattr(out.get(), "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
-        return Status::from_errno("binding the job's job_tmp= directory");
+        return Status::from_errno(std::string("binding ") + what);
     }
     return {};
 }
@@ -289,13 +290,15 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
     // newer than the namespace (ids come from per-CPU batches, ns_bind.hpp).
     Fd tmp_tree;
     if (in.tmp_dir >= 0) {
-        if (auto s = clone_tree(in.tmp_dir, tmp_tree); !s.ok()) {
+        if (auto s = clone_tree(in.tmp_dir, "the job's job_tmp= directory", tmp_tree); !s.ok()) {
             return s;
         }
     }
     Fd mps_shm_tree;
     if (in.mps_shm >= 0) {
-        if (auto s = clone_tree(in.mps_shm, mps_shm_tree); !s.ok()) {
+        if (auto s =
+                clone_tree(in.mps_shm, "the MPS daemon's /dev/shm (gpu_mps_shm=)", mps_shm_tree);
+            !s.ok()) {
             return s;
         }
     }
