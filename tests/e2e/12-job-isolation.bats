@@ -204,7 +204,8 @@ SCRIPT
     assert_success
     dir=$(job_state_dir node1 "$job")
     init=$(cut -d' ' -f1 "$dir/init")
-    [ -n "$init" ] && kill -KILL "$init"
+    [ -n "$init" ] || fail "no init recorded in $dir/init"
+    kill -KILL "$init"
     # Until its parent reaps it, a killed init waits in /proc as a zombie.
     wait_until 10 bash -c "! grep -qv ') Z ' /proc/$init/stat 2>/dev/null"
     run ush "srun --jobid=$job -w node1 true"

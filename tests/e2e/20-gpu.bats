@@ -193,8 +193,8 @@ assert_driver() {
     assert_output tmpfs
 }
 
-# A directory a user could have planted or can write: the job fails with the
-# fix, and nothing is mounted from where it leads.
+# A directory a user could have planted or can write: the job fails before
+# any task runs, with the fix; once DIR is gone, jobs have their own /dev/shm.
 @test "gpu_mps_shm=DIR that is a symlink or a user's directory: the job fails and names the fix" {
     local shm=/run/slurm-jail/mps-shm host_shm=$STATE/nodes/node2/run/mps-shm
     echo "$PLUGSTACK_LINE gpu_mps_shm=$shm" >"$STATE/etc/plugstack.conf"
@@ -203,12 +203,14 @@ assert_driver() {
     assert_failure
     refute_output --partial TASK-RAN
     assert_output --partial "gpu_mps_shm=$shm"
+    assert_output --partial "or unset gpu_mps_shm="
     rm -f "$host_shm"
     install -d -m 0755 -o "$TEST_UID" "$host_shm"
     run on node2 "sh -c 'ls /dev/shm; echo TASK-RAN'"
     assert_failure
     refute_output --partial TASK-RAN
     assert_output --partial "owned by uid $TEST_UID, not root"
+    assert_output --partial "or unset gpu_mps_shm="
     rm -rf "$host_shm"
     run on node2 "sh -c 'ls -A /dev/shm; stat -f -c %T /dev/shm'"
     assert_success

@@ -77,19 +77,21 @@ image_ids() {
     assert_line --index 0 --regexp '^session +required +pam_slurm_jail\.so node=compute no_job=private$'
     assert_line --index 1 --regexp '^session +required +pam_slurm_jail\.so node=compute no_job=private$'
     assert_line --index 2 libraries-found
-    # srun --mpi=pmix: each PMIx plugin of Slurm's finds the libpmix.so it
-    # opens, in the worker (slurmstepd) and in the jail (srun)
+    # srun --mpi=pmix: each PMIx plugin of Slurm's names Debian's PMIx
+    # directory, and the libpmix.so it opens there is a file, in the worker
+    # (slurmstepd) and in the jail (srun)
     local image
     for image in worker jail; do
         run podman run --rm --network none --entrypoint sh "localhost/slurm-jail/$image:latest" -c \
-            'for p in /usr/lib/x86_64-linux-gnu/slurm-wlm/mpi_pmix_v*.so; do
+            'lib=/usr/lib/x86_64-linux-gnu/pmix2/lib
+             for p in /usr/lib/x86_64-linux-gnu/slurm-wlm/mpi_pmix_v*.so; do
                  [ -e "$p" ] || { echo no-pmix-plugin; exit 0; }
-                 d=$(grep -a -o "/usr/lib/[a-z0-9_-]*/pmix[0-9]*/lib" "$p" | head -n 1)
-                 test -f "$(readlink -f "$d/libpmix.so")" && echo "$(basename "$p"): $d/libpmix.so"
+                 grep -qaF "$lib" "$p" && test -f "$(readlink -f "$lib/libpmix.so")" &&
+                     echo "${p##*/} opens $lib/libpmix.so: there"
              done'
         assert_success
         case $release in
-            22.05 | 24.11) assert_output --regexp '^mpi_pmix_v[0-9]+\.so: /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix\.so$' ;;
+            22.05 | 24.11) assert_output --regexp '^mpi_pmix_v[0-9]+\.so opens /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix\.so: there$' ;;
             *) assert_output no-pmix-plugin ;; # Debian's Slurm 26.05 has none
         esac
     done
