@@ -249,13 +249,12 @@ std::string enter_and_check(int ns_fd, std::int64_t &enter, std::int64_t &check)
     const sjail::Status current = sjail::current_mount_namespace(ino);
     char cwd[4096];
     const bool have_cwd = ::getcwd(cwd, sizeof(cwd)) != nullptr;
-    const bool fell_back = have_cwd && sjail::working_dir_fell_back(cwd, "/");
     const std::int64_t t2 = now_ns();
     struct stat st {};
     if (!current.ok() || ::fstat(ns_fd, &st) != 0 || st.st_ino != ino) {
         return "the task is not in the node namespace";
     }
-    if (!have_cwd || fell_back) {
+    if (!have_cwd) {
         return "getcwd failed inside the jail";
     }
     if (auto e = check_inside_jail(); !e.empty()) {
@@ -339,12 +338,11 @@ std::string job_entry_sample(const JailConfig &jc, std::vector<std::int64_t> &va
                         sjail::enter_tasks_view(step, sjail::PidCheck::Required);
                     char cwd[4096];
                     const bool have_cwd = ::getcwd(cwd, sizeof(cwd)) != nullptr;
-                    const bool fell_back = have_cwd && sjail::working_dir_fell_back(cwd, "/");
                     const std::int64_t b = now_ns();
                     if (!s.ok()) {
                         return "enter_tasks_view: " + s.message();
                     }
-                    if (!have_cwd || fell_back || ::getpid() == 1) {
+                    if (!have_cwd || ::getpid() == 1) {
                         return "the task has no cwd in the job's view";
                     }
                     if (auto outside = check_inside_jail(); !outside.empty()) {

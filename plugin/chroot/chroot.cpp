@@ -103,9 +103,9 @@ int slurm_spank_exit(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
     return 0;
 }
 
-int slurm_spank_task_init_privileged(spank_t sp, int /*ac*/, char ** /*av*/) {
+int slurm_spank_task_init_privileged(spank_t /*sp*/, int /*ac*/, char ** /*av*/) {
     try {
-        return chroot_plugin::enter_task(sp);
+        return chroot_plugin::enter_task();
     } catch (...) {
         slurm_error("chroot: task not started: out of memory");
         return -1;

@@ -40,14 +40,6 @@ std::string describe_step(spank_t sp) {
     }
 }
 
-std::string job_env(spank_t sp, const char *name) {
-    char value[4096];
-    if (spank_getenv(sp, name, value, sizeof(value)) == ESPANK_SUCCESS) {
-        return value;
-    }
-    return "";
-}
-
 void fail_step(std::string reason) {
     plugin.state.refuse(std::move(reason));
     slurm_error("chroot: %s: jail entry failed, no task will run: %s", plugin.step_name.c_str(),
@@ -134,7 +126,7 @@ void end_step() {
     sjail::stop_children_in_job(plugin.step);
 }
 
-int enter_task(spank_t sp) {
+int enter_task() {
     switch (plugin.state.for_task()) {
     case sjail::TaskVerdict::RunWhereItIs:
         return 0;
@@ -147,15 +139,6 @@ int enter_task(spank_t sp) {
     if (Status s = sjail::enter_tasks_view(plugin.step, sjail::PidCheck::Required); !s.ok()) {
         slurm_error("chroot: %s: task not started: %s", plugin.step_name.c_str(),
                     s.message().c_str());
-        return -1;
-    }
-    char cwd[4096];
-    const std::string submit_dir = job_env(sp, "SLURM_SUBMIT_DIR");
-    if (::getcwd(cwd, sizeof(cwd)) == nullptr || sjail::working_dir_fell_back(cwd, submit_dir)) {
-        slurm_error("chroot: %s: task not started: the job's working directory does not exist "
-                    "inside the jail %s (submitted from %s); create it there or pass --chdir "
-                    "to a directory that exists in the jail",
-                    plugin.step_name.c_str(), plugin.config.jail.c_str(), submit_dir.c_str());
         return -1;
     }
     return 0;

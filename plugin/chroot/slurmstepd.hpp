@@ -31,7 +31,9 @@ void end_step();
 
 // task_init_privileged, in the task child as root before setuid and exec:
 // into the tasks' view (the job's own /proc), or -1 to stop the task.
-// Slurm 22.05 runs the task anyway on a positive return code.
-int enter_task(spank_t sp);
+// Slurm 22.05 runs the task anyway on a positive return code. The task
+// keeps its working directory by path; where Slurm cannot change into the
+// step's own there, it goes to /tmp and says so, as without a jail.
+int enter_task();
 
 } // namespace chroot_plugin

@@ -157,6 +157,24 @@ std::string on_node(const std::function<std::string(Config &)> &check) {
     });
 }
 
+// In a probe born again in the job: "" when nothing lives in the job but its
+// init and this probe with its keeper (the dead wait for a reaper outside).
+std::string living_others_in_job(const sjail::StepJail &step) {
+    if (!sjail::enter_tasks_view(step, sjail::PidCheck::RebirthIfNeeded).ok()) {
+        return "join failed";
+    }
+    const std::vector<std::string> mine{"1", std::to_string(::getpid()),
+                                        std::to_string(::getppid())};
+    for (const std::string &pid : pids_in_proc()) {
+        const bool dead =
+            kit::read_file("/proc/" + pid + "/stat").find(") Z ") != std::string::npos;
+        if (!dead && std::find(mine.begin(), mine.end(), pid) == mine.end()) {
+            return "process " + pid + " is left";
+        }
+    }
+    return "";
+}
+
 } // namespace
 
 TEST(JobNamespace, ATaskSeesOnlyItsJobAndCannotReachBeyondIt) {
@@ -239,9 +257,9 @@ TEST(JobNamespace, AScriptForkedAfterTheTasksIsBornAgainInTheJob) {
                     CHILD_EXPECT(::stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino == step.pid_ns);
                     CHILD_EXPECT(::getpid() != 1);
                     CHILD_EXPECT(kit::read_file("/proc/1/comm") == "sjail-job-init\n");
-                    // Only the init, the waiter's place is outside: the
-                    // script itself and the init.
-                    CHILD_EXPECT(pids_in_proc().size() == 2);
+                    // The waiter's place is outside: the init, the keeper
+                    // and the script itself.
+                    CHILD_EXPECT(pids_in_proc().size() == 3);
                     return std::string();
                 });
                 if (!in_job.empty()) {
@@ -260,6 +278,68 @@ TEST(JobNamespace, AScriptForkedAfterTheTasksIsBornAgainInTheJob) {
                     return sjail::enter_tasks_view(step, sjail::PidCheck::Required).message();
                 });
                 CHILD_EXPECT(task.find("not born in the job") != std::string::npos);
+                return std::string();
+            });
+        }),
+        "");
+}
+
+// Slurm runs a task epilog in a process group of its own (setpgid after the
+// join) and, when it overruns, kills the group of the process it forked:
+// the waiter. The script and what it started in its group die with it.
+TEST(JobNamespace, SlurmsKillOfAnOverrunningScriptEndsItWhole) {
+    EXPECT_EQ(
+        on_node([](Config &config) {
+            return in_child([&] {
+                sjail::StepJail step;
+                if (auto s = sjail::enter_job_for_step(config, 13, step); !s.ok()) {
+                    return "step: " + s.message();
+                }
+                if (auto s = sjail::move_on_to_stepd_view(step); !s.ok()) {
+                    return "stepd view: " + s.message();
+                }
+                int ready[2];
+                CHILD_EXPECT(::pipe(ready) == 0);
+                const pid_t waiter = ::fork();
+                if (waiter == 0) {
+                    ::close(ready[0]);
+                    if (!sjail::enter_tasks_view(step, sjail::PidCheck::RebirthIfNeeded).ok()) {
+                        ::_exit(100);
+                    }
+                    (void)::setpgid(0, 0); // as slurmstepd does after the join
+                    // Like slurmstepd's scripts, it keeps no descriptor
+                    // of its parent's (this test's own pipes) but one.
+                    if (::dup2(ready[1], 3) != 3 || ::close_range(4, ~0U, 0) != 0) {
+                        ::_exit(104);
+                    }
+                    if (::fork() == 0) { // the script's own child, in its group
+                        for (;;) {
+                            ::pause();
+                        }
+                    }
+                    if (::write(3, "r", 1) != 1) {
+                        ::_exit(103);
+                    }
+                    for (;;) {
+                        ::pause();
+                    }
+                }
+                ::close(ready[1]);
+                char byte = 0;
+                CHILD_EXPECT(::read(ready[0], &byte, 1) == 1);
+                ::close(ready[0]);
+                CHILD_EXPECT(::killpg(waiter, SIGKILL) == 0); // Slurm's kill
+                int status = 0;
+                CHILD_EXPECT(::waitpid(waiter, &status, 0) == waiter);
+                // Neither the script nor its child is left in the job.
+                bool gone = false;
+                for (int i = 0; i < 100 && !gone; ++i) {
+                    gone = in_child([&] { return living_others_in_job(step); }).empty();
+                    if (!gone) {
+                        ::usleep(20000);
+                    }
+                }
+                CHILD_EXPECT(gone);
                 return std::string();
             });
         }),

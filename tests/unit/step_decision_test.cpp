@@ -62,12 +62,3 @@ TEST(StepDecision, BadConfigWinsOverAnAllowedOptOut) {
     facts.config = sjail::Status::failure("plugstack.conf: jail= is missing");
     EXPECT_EQ(decide_step(facts).action, StepAction::Refuse);
 }
-
-TEST(WorkingDir, FallbackToTmpIsDetected) {
-    using sjail::working_dir_fell_back;
-    EXPECT_TRUE(working_dir_fell_back("/tmp", "/home/alice/missing"));
-    EXPECT_FALSE(working_dir_fell_back("/tmp", "/tmp"));
-    EXPECT_FALSE(working_dir_fell_back("/home/alice", "/home/alice"));
-    EXPECT_FALSE(working_dir_fell_back("/scratch", "/home/alice"));
-    EXPECT_FALSE(working_dir_fell_back("/tmp", ""));
-}

@@ -23,8 +23,4 @@ std::string opt_out_refusal(unsigned uid) {
            "an admin must list the user in allow_opt_out= in plugstack.conf";
 }
 
-bool working_dir_fell_back(std::string_view cwd, std::string_view submit_dir) {
-    return cwd == "/tmp" && !submit_dir.empty() && submit_dir != "/tmp";
-}
-
 } // namespace sjail

@@ -36,10 +36,4 @@ StepDecision decide_step(const StepFacts &facts);
 // whether the request came from srun's option or from the environment.
 std::string opt_out_refusal(unsigned uid);
 
-// True when slurmstepd evidently fell back to /tmp because the job's working
-// directory does not exist in the jail. Slurm gives plugins no way to read
-// the requested directory, so this reads it from the submit directory: a task
-// in /tmp whose job was submitted elsewhere fell back.
-bool working_dir_fell_back(std::string_view cwd, std::string_view submit_dir);
-
 } // namespace sjail

@@ -9,9 +9,11 @@
 #include <array>
 #include <cerrno>
 #include <climits>
+#include <csignal>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -133,22 +135,86 @@ Status enter_tasks_view(const StepJail &step, PidCheck check) {
     return in_job ? Status() : be_born_in_job(step);
 }
 
+namespace {
+
+// The exit status a waiter passes on for a child that ended with `status`.
+int passed_on(int status) {
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The keeper of a script born again in the job (in the job's PID namespace,
+// root, in a process group of its own): it forks the script, which goes on
+// in the caller's place, and ends its process group once the script exits
+// or the waiter dies (Slurm's kill of the script's group), as Slurm does
+// without a jail. Returns in the script only.
+void keep_script(const sigset_t &kept_signals, const sigset_t &script_mask) {
+    (void)::setpgid(0, 0);
+    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != 0) {
+        // The waiter is outside the job's PID namespace: its pid reads 0
+        // while it lives, and another once it is gone.
+        ::_exit(128 + SIGKILL);
+    }
+    const pid_t script = ::fork();
+    if (script < 0) {
+        ::_exit(127);
+    }
+    if (script == 0) {
+        (void)::sigprocmask(SIG_SETMASK, &script_mask, nullptr);
+        return;
+    }
+    for (;;) {
+        siginfo_t info{};
+        if (::sigwaitinfo(&kept_signals, &info) < 0 || info.si_signo == SIGCHLD) {
+            // The script exited: its group ends before its pid is released.
+            siginfo_t ended{};
+            if (::waitid(P_PID, static_cast<id_t>(script), &ended, WEXITED | WNOHANG | WNOWAIT) !=
+                    0 ||
+                ended.si_pid != script) {
+                continue;
+            }
+        } else {
+            (void)::kill(script, SIGKILL); // the waiter died: Slurm's kill
+        }
+        (void)::kill(-script, SIGKILL);
+        int status = 0;
+        while (::waitpid(script, &status, 0) < 0 && errno == EINTR) {
+        }
+        ::_exit(passed_on(status));
+    }
+}
+
+} // namespace
+
 Status be_born_in_job(const StepJail &step) {
     if (::setns(step.job_pid.get(), CLONE_NEWPID) != 0) {
         return Status::from_errno("setns into the job's PID namespace");
     }
+    // The waiter leads the group Slurm kills; the keeper and the script live
+    // in the job, where Slurm's kill of that group cannot reach them, and the
+    // script makes a group of its own (slurmstepd's setpgid after the join).
     (void)::setpgid(0, 0);
-    const pid_t child = ::fork();
-    if (child < 0) {
-        return Status::from_errno("fork into the job's PID namespace");
+    sigset_t kept_signals;
+    sigset_t script_mask;
+    sigemptyset(&kept_signals);
+    sigaddset(&kept_signals, SIGCHLD);
+    sigaddset(&kept_signals, SIGTERM);
+    if (::sigprocmask(SIG_BLOCK, &kept_signals, &script_mask) != 0) {
+        return Status::from_errno("sigprocmask");
     }
-    if (child == 0) {
+    const pid_t keeper = ::fork();
+    if (keeper < 0) {
+        const int err = errno;
+        (void)::sigprocmask(SIG_SETMASK, &script_mask, nullptr);
+        return Status::from_errno("fork into the job's PID namespace", err);
+    }
+    if (keeper == 0) {
+        keep_script(kept_signals, script_mask);
         return {};
     }
     int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    while (::waitpid(keeper, &status, 0) < 0 && errno == EINTR) {
     }
-    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    ::_exit(passed_on(status));
 }
 
 Status enter_job_ipc(const Fd &ipc_fd) {

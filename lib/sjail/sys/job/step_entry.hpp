@@ -68,11 +68,14 @@ enum class PidCheck { Required, RebirthIfNeeded };
 Status enter_tasks_view(const StepJail &step, PidCheck check);
 
 // In a single-threaded child that was born outside the job's PID namespace:
-// forks a child of its own in the job's PID namespace, which returns Ok and
-// goes on in the caller's place. The caller stays behind as a waiter in a
-// process group of its own (so that Slurm's kill of the script's group ends
-// the waiter) and exits with the child's status; it never returns. Whatever
-// the child leaves behind is in the job and ends with it.
+// forks a keeper in the job's PID namespace, which forks the script there;
+// the script returns Ok and goes on in the caller's place. The caller stays
+// behind as a waiter that leads a process group of its own (the one Slurm
+// kills when the script overruns) and exits with the script's status; it
+// never returns. When the script exits, or Slurm's kill ends the waiter, the
+// keeper kills the script and its process group (as Slurm's kill does
+// without a jail) and ends. Whatever else the script leaves behind is in the
+// job and ends with it.
 Status be_born_in_job(const StepJail &step);
 
 // Moves the calling thread into the job's IPC namespace `ipc_fd`, when the
