@@ -50,6 +50,13 @@ LC_NODE_TMP_DIR=/var/lib/slurm-jail/tmp
 # so that --mem is enforced; no (default): task/none, and proctrack/cgroup
 # with PrologFlags=Contain (which Slurm requires there), else linuxproc.
 LC_CGROUP=${SLURM_JAIL_LOCAL_CGROUP:-no}
+# Each node's RealMemory in MB (default: none, or 4096 with
+# SLURM_JAIL_LOCAL_CGROUP=yes): what jobs may ask for with --mem; without
+# cgroups nothing enforces it.
+LC_NODE_MEMORY=${SLURM_JAIL_LOCAL_NODE_MEMORY:-}
+# slurm.conf's SchedulerType: the builtin scheduler (first in, first out)
+# by default; Slurm's own tests of heterogeneous jobs want sched/backfill.
+LC_SCHEDULER=${SLURM_JAIL_LOCAL_SCHEDULER:-sched/builtin}
 # The plugstack line, exactly as the README tells admins to write it.
 LC_PLUGSTACK_LINE='required chroot.so jail=/mnt/jail'
 # More key=value settings for that line (tests of job_tmp_size= and the like).

@@ -27,7 +27,11 @@ write_slurm_conf() {
     local n i mem=
     n=$(workers)
     # --mem needs memory on the node to ask for.
-    [ "$LC_CGROUP" = yes ] && mem=" RealMemory=4096"
+    if [ -n "$LC_NODE_MEMORY" ]; then
+        mem=" RealMemory=$LC_NODE_MEMORY"
+    elif [ "$LC_CGROUP" = yes ]; then
+        mem=" RealMemory=4096"
+    fi
     cat <<CONF
 # Written by hack/local-cluster; rewritten on every 'up'.
 ClusterName=$LC_CLUSTER
@@ -36,7 +40,7 @@ CONF
     slurm_conf_base
     cat <<CONF
 SlurmdUser=root
-SchedulerType=sched/builtin
+SchedulerType=$LC_SCHEDULER
 SlurmdParameters=config_overrides
 KillWait=5
 MinJobAge=30

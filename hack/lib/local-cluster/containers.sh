@@ -40,21 +40,27 @@ apt_in_jail() {
         sh "$j" "$j" env DEBIAN_FRONTEND=noninteractive apt-get -q -o Acquire::Retries=5 "$@"
 }
 
+# install_into_jail PKG...: Debian packages in the jail, unless there already.
+install_into_jail() {
+    local j log=$LC_STATE/logs/jail-apt.log
+    j=$(jail_dir)
+    jail_has_packages "$j" "$@" && return 0
+    log "installing into the jail: $*"
+    install -d -m 0755 "$LC_STATE/logs"
+    { apt_in_jail "$j" update && apt_in_jail "$j" install -y --no-install-recommends "$@"; } \
+        >"$log" 2>&1 || {
+        tail -n 20 "$log" >&2
+        die "installing $* into the jail failed (above; whole log: $log); check this machine's Debian mirror and the package names"
+    }
+    apt_in_jail "$j" clean >/dev/null
+    rm -rf "$j"/var/lib/apt/lists/*
+}
+
 install_container_runtimes() {
     local j packages=()
     j=$(jail_dir)
     mapfile -t packages < <(container_packages)
-    if ! jail_has_packages "$j" "${packages[@]}"; then
-        log "installing the container runtimes in the jail: ${packages[*]}"
-        install -d -m 0755 "$LC_STATE/logs"
-        { apt_in_jail "$j" update && apt_in_jail "$j" install -y --no-install-recommends "${packages[@]}"; } \
-            >"$LC_STATE/logs/containers-apt.log" 2>&1 || {
-            tail -n 20 "$LC_STATE/logs/containers-apt.log" >&2
-            die "installing the container runtimes in the jail failed (above; whole log: $LC_STATE/logs/containers-apt.log); check this machine's Debian mirror"
-        }
-        apt_in_jail "$j" clean >/dev/null
-        rm -rf "$j"/var/lib/apt/lists/*
-    fi
+    install_into_jail "${packages[@]}"
     install -d -m 0755 "$j/etc/containers"
     install -m 0644 "$LC_CONTAINERS_DIR/containers.conf" "$LC_CONTAINERS_DIR/storage.conf" "$j/etc/containers/"
 }
