@@ -99,3 +99,25 @@ EOF
     # The epilog's own child ends with the job.
     wait_until 30 bash -c "! pgrep -u $TEST_UID -f '^sleep 923\$' >/dev/null"
 }
+
+# Slurm stops a task epilog at its limit (5 s for --task-epilog) by killing
+# its process group; as without a jail, the script and what it started in
+# its group die then, and the step's output is released: the job ends at
+# once instead of 60 s later (slurmstepd's "Abandoning IO"), long before
+# the script or its child could write a marker, 30 s in.
+@test "a task epilog that overruns Slurm's limit is killed with its process group" {
+    write_script epilog.sh <<EOF
+#!/bin/sh
+echo started >$HOME_IN_JAIL/$T/epilog-started
+(sleep 29.5; echo child >$HOME_IN_JAIL/$T/epilog-child-survived) &
+sleep 29.5
+echo script >$HOME_IN_JAIL/$T/epilog-survived
+EOF
+    run ush "srun -w node1 --task-epilog=$HOME_IN_JAIL/$T/epilog.sh true"
+    assert_success
+    assert [ -f "$HOST_HOME/$T/epilog-started" ]
+    # The job is gone with everything of it, long before the markers' time.
+    wait_until 20 bash -c "! pgrep -u $TEST_UID -f '^sleep 29.5\$' >/dev/null"
+    assert [ ! -e "$HOST_HOME/$T/epilog-survived" ]
+    assert [ ! -e "$HOST_HOME/$T/epilog-child-survived" ]
+}

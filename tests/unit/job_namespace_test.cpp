@@ -258,8 +258,14 @@ TEST(JobNamespace, AScriptForkedAfterTheTasksIsBornAgainInTheJob) {
                     CHILD_EXPECT(::getpid() != 1);
                     CHILD_EXPECT(kit::read_file("/proc/1/comm") == "sjail-job-init\n");
                     // The waiter's place is outside: the init, the keeper
-                    // and the script itself.
+                    // (named as such: a fork of slurmstepd, it would show
+                    // slurmstepd's command line) and the script itself.
                     CHILD_EXPECT(pids_in_proc().size() == 3);
+                    const std::string keeper = "/proc/" + std::to_string(::getppid());
+                    CHILD_EXPECT(kit::read_file(keeper + "/comm") == "sjail-script-ke\n");
+                    std::string cmdline = kit::read_file(keeper + "/cmdline");
+                    cmdline.erase(cmdline.find_last_not_of('\0') + 1);
+                    CHILD_EXPECT(cmdline == "sjail-script-keeper");
                     return std::string();
                 });
                 if (!in_job.empty()) {

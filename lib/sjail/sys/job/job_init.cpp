@@ -94,8 +94,7 @@ void protect_and_name(const char *name) noexcept {
         (void)n;
         ::close(adj);
     }
-    (void)::prctl(PR_SET_NAME, name, 0, 0, 0);
-    rename_command_line(name);
+    take_process_name(name);
 }
 
 // Makes the tasks' view (then `more`, when given), names the process and
@@ -276,6 +275,11 @@ sigset_t block_all_signals() noexcept {
 }
 
 } // namespace
+
+void take_process_name(const char *name) noexcept {
+    (void)::prctl(PR_SET_NAME, name, 0, 0, 0);
+    rename_command_line(name);
+}
 
 void run_session_init(const ProcOptions &proc, const SessionMounts &mounts, int ready_fd,
                       int life_fd) noexcept {

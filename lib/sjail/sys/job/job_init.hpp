@@ -26,6 +26,11 @@
 
 namespace sjail {
 
+// Names the calling process as ps shows it (its comm and its command line,
+// which a fork of slurmd or slurmstepd would otherwise share with the
+// daemon), so that nothing on the node takes it for the daemon.
+void take_process_name(const char *name) noexcept;
+
 struct JobLifeline {
     std::uint32_t job = 0;
     int node_proc = -1; // the node's /proc (all its processes), O_DIRECTORY

@@ -2,6 +2,7 @@
 #include "sjail/sys/job/step_entry.hpp"
 
 #include "sjail/sys/cached_stat.hpp"
+#include "sjail/sys/job/job_init.hpp"
 #include "sjail/sys/job/job_namespace.hpp"
 #include "sjail/sys/node/jail_view.hpp"
 #include "sjail/sys/node/node_namespace.hpp"
@@ -149,6 +150,7 @@ int passed_on(int status) {
 // without a jail. Returns in the script only.
 void keep_script(const sigset_t &kept_signals, const sigset_t &script_mask) {
     (void)::setpgid(0, 0);
+    take_process_name("sjail-script-keeper");
     if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != 0) {
         // The waiter is outside the job's PID namespace: its pid reads 0
         // while it lives, and another once it is gone.
