@@ -152,8 +152,11 @@ node_mounts_but_namespaces() {
     node_mounts "$1" | grep -v -e ' nsfs\[mnt:' -e '^/run/slurm-jail/jobs/' || true
 }
 
-# The host's mounts that concern the jail or the cluster state.
-host_jail_mounts() { findmnt -rn -o TARGET,SOURCE,FSTYPE | grep -E 'slurm-jail|/mnt/jail' | sort || true; }
+# The host's mounts that concern the jail or this cluster's state (not those
+# of another local cluster, such as the slurm-testsuite suite's beside it).
+host_jail_mounts() {
+    findmnt -rn -o TARGET,SOURCE,FSTYPE | grep -E "^$STATE/|^/mnt/jail|^/run/slurm-jail" | sort || true
+}
 
 # netns_pids NAME...: pids of all processes in these cluster hosts' netns.
 netns_pids() {
