@@ -62,10 +62,30 @@ suite_mode() {
     esac
 }
 
-# The Slurm tests the suite runs: the arguments of the judge lines of
-# slurm-testsuite.bats (its one list), e.g.
+# release_name NAME [REL:NAME...]: a test's name in the cluster's release:
+# the NAME of the newest REL at or below it, else the first (22.05's).
+# 24.11 renumbered testsuite/python (test_116_22.py is srun --chdir).
+release_name() {
+    local name=$1 alt rel
+    shift
+    for alt in "$@"; do
+        rel=${alt%%:*}
+        [ "$(printf '%s\n' "$rel" "$(cluster_release)" | sort -V | head -n 1)" = "$rel" ] && name=${alt#*:}
+    done
+    echo "$name"
+}
+
+# The Slurm tests the suite runs, as the cluster's release names them: the
+# judge lines of slurm-testsuite.bats (its one list), e.g.
 # "python commands/srun/test_--chdir.py::test_chdir", "expect test14.4".
-selected_tests() { sed -nE 's/.*[{ ]judge (python|expect) ([^ ;]+).*/\1 \2/p' "$SUITE_DIR/slurm-testsuite.bats"; }
+selected_tests() {
+    local kind names
+    sed -nE 's/.*[{ ]judge (python|expect) ([^;}]*[^;} ]).*/\1 \2/p' "$SUITE_DIR/slurm-testsuite.bats" |
+        while read -r kind names; do
+            # shellcheck disable=SC2086 # the names are words
+            echo "$kind $(release_name $names)"
+        done
+}
 
 # The Debian version of the Slurm the cluster runs.
 cluster_slurm_version() {
@@ -225,14 +245,16 @@ reference_outcomes() {
 # outcome_of ID FILE: the outcome (and detail) of test ID in FILE's lines.
 outcome_of() { awk -F '\t' -v id="$1" '$1 == id { print $2 "\t" $3; exit }' "$2"; }
 
-# judge python|expect TEST: the outcome of one Slurm test with the jail,
-# against its outcome without it (TEST: FILE::FUNCTION below
-# testsuite/python/tests, or an expect test's name). Fails when it passed
+# judge python|expect TEST [REL:TEST...]: the outcome of one Slurm test with
+# the jail, against its outcome without it (TEST: FILE::FUNCTION below
+# testsuite/python/tests, or an expect test's name; REL:TEST its name from
+# release REL on). Fails when it passed
 # without the jail and does not with it, or has no outcome without it;
 # skips, with the reason, when it does not pass without the jail either
 # (cluster limits: never counted as a pass).
 judge() {
-    local id=$1/$2 with reference jail ref
+    local id with reference jail ref
+    id=$1/$(release_name "${@:2}")
     [ -f "$BATS_RUN_TMPDIR/slurm-version" ] || fail "the suite's passes did not run (see setup_suite's output)"
     with=$(outcomes_file jail)
     reference=$BATS_TEST_TMPDIR/reference

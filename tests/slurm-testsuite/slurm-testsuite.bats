@@ -13,7 +13,9 @@
 # run), or a pass of this run (SLURM_JAIL_TESTSUITE_PASS=both; the default for
 # a release without a baseline). Record a baseline again with
 # SLURM_JAIL_TESTSUITE_PASS=baseline tests/run-all slurm-testsuite; another
-# release: SLURM_JAIL_LOCAL_SLURM=24.11 (or 26.05) in front.
+# release: SLURM_JAIL_LOCAL_SLURM=24.11 (or 26.05) in front. Each test is
+# named as 22.05 names it, then REL:NAME as release REL and later name it
+# (24.11 renumbered testsuite/python: test_116_22.py is srun --chdir).
 #
 # What runs: every test of job launch that the local cluster can run, with
 # the jail's own concerns first: srun's options, its I/O and file name
@@ -58,63 +60,63 @@ setup() {
     load /usr/lib/bats/bats-assert/load.bash
 }
 
-@test "srun --chdir" { judge python commands/srun/test_--chdir.py::test_chdir; }
-@test "srun --task-epilog" { judge python commands/srun/test_--task-epilog.py::test_task_epilog; }
-@test "srun --task-prolog" { judge python commands/srun/test_--task-prolog.py::test_task_prolog; }
+@test "srun --chdir" { judge python commands/srun/test_--chdir.py::test_chdir 24.11:test_116_22.py::test_chdir; }
+@test "srun --task-epilog" { judge python commands/srun/test_--task-epilog.py::test_task_epilog 24.11:test_116_37.py::test_task_epilog; }
+@test "srun --task-prolog" { judge python commands/srun/test_--task-prolog.py::test_task_prolog 24.11:test_116_21.py::test_task_prolog; }
 @test "srun --task-prolog and --task-epilog" {
-    judge python commands/srun/test_task-prolog_and_epilog.py::test_task_prolog_and_epilog
+    judge python commands/srun/test_task-prolog_and_epilog.py::test_task_prolog_and_epilog 24.11:test_116_44.py::test_task_prolog_and_epilog
 }
 @test "srun --input --output --error" {
-    judge python commands/srun/test_--input--output--error.py::test_input_ouput_error
+    judge python commands/srun/test_--input--output--error.py::test_input_ouput_error 24.11:test_116_32.py::test_input_output_error
 }
 @test "srun --input --output per task id" {
-    judge python commands/srun/test_--input--output_taskid.py::test_input_ouput_taskid
+    judge python commands/srun/test_--input--output_taskid.py::test_input_ouput_taskid 24.11:test_116_43.py::test_input_output_taskid
 }
 @test "srun --output --error file name patterns" {
-    judge python commands/srun/test_--output--error_formatting.py::test_output_error_formatting
+    judge python commands/srun/test_--output--error_formatting.py::test_output_error_formatting 24.11:test_116_12.py::test_output_error_formatting
 }
-@test "srun --unbuffered" { judge python commands/srun/test_--unbuffered.py::test_unbuffered; }
-@test "srun environment variables" { judge python commands/srun/test_env_variables.py::test_env_variables; }
+@test "srun --unbuffered" { judge python commands/srun/test_--unbuffered.py::test_unbuffered 24.11:test_116_34.py::test_unbuffered; }
+@test "srun environment variables" { judge python commands/srun/test_env_variables.py::test_env_variables 24.11:test_116_40.py::test_env_variables; }
 @test "srun user environment variables" {
-    judge python commands/srun/test_env_variables.py::test_user_env_variables
+    judge python commands/srun/test_env_variables.py::test_user_env_variables 24.11:test_116_40.py::test_user_env_variables
 }
 @test "srun Slurm-directed environment variables" {
-    judge python commands/srun/test_env_variables.py::test_slurm_directed_env_variables
+    judge python commands/srun/test_env_variables.py::test_slurm_directed_env_variables 24.11:test_116_40.py::test_slurm_directed_env_variables
 }
-@test "srun --preserve-env" { judge python commands/srun/test_--preserve-env.py::test_preserve_env; }
-@test "srun uid" { judge python commands/srun/test_identity.py::test_uid; }
-@test "srun gid" { judge python commands/srun/test_identity.py::test_gid; }
+@test "srun --preserve-env" { judge python commands/srun/test_--preserve-env.py::test_preserve_env 24.11:test_116_14.py::test_preserve_env; }
+@test "srun uid" { judge python commands/srun/test_identity.py::test_uid 24.11:test_116_47.py::test_uid; }
+@test "srun gid" { judge python commands/srun/test_identity.py::test_gid 24.11:test_116_47.py::test_gid; }
 @test "srun umask" {
-    judge python commands/srun/test_propagation_of_umask_to_spawned_tasks.py::test_propagation_of_umask_to_spawned_tasks
+    judge python commands/srun/test_propagation_of_umask_to_spawned_tasks.py::test_propagation_of_umask_to_spawned_tasks 24.11:test_116_8.py::test_propagation_of_umask_to_spawned_tasks
 }
-@test "srun user limits" { judge python commands/srun/test_srun_user_limits.py::test_user_limits; }
-@test "srun exit codes" { judge python commands/srun/test_exit_code_reporting.py::test_exit_code_reporting; }
-@test "srun --kill-on-bad-exit" { judge python commands/srun/test_--kill-on-bad-exit.py::test_kill_on_bad_exit; }
+@test "srun user limits" { judge python commands/srun/test_srun_user_limits.py::test_user_limits 24.11:test_116_19.py::test_user_limits; }
+@test "srun exit codes" { judge python commands/srun/test_exit_code_reporting.py::test_exit_code_reporting 24.11:test_116_30.py::test_exit_code_reporting; }
+@test "srun --kill-on-bad-exit" { judge python commands/srun/test_--kill-on-bad-exit.py::test_kill_on_bad_exit 24.11:test_116_24.py::test_kill_on_bad_exit; }
 @test "srun task signal abort message" {
-    judge python commands/srun/test_task_signal_abort_message.py::test_task_signal_abort_message
+    judge python commands/srun/test_task_signal_abort_message.py::test_task_signal_abort_message 24.11:test_116_4.py::test_task_signal_abort_message
 }
-@test "srun --quit-on-interrupt" { judge python commands/srun/test_--quit-on-interrupt.py::test_quit_on_interrupt; }
-@test "srun --wait" { judge python commands/srun/test_--wait.py::test_wait; }
-@test "srun --multi-prog" { judge python commands/srun/test_--multi-prog.py::test_multi_prog; }
-@test "srun inside srun" { judge python commands/srun/test_parallel_launch_srun.py::test_parallel_launch_srun; }
-@test "srun --ntasks-per-node" { judge python commands/srun/test_--ntasks-per-node.py::test_ntasks_per_node; }
-@test "srun --overcommit" { judge python commands/srun/test_--overcommit.py::test_overcommit; }
-@test "srun --threads" { judge python commands/srun/test_--threads.py::test_threads; }
-@test "srun --hostfile" { judge python commands/srun/test_hostfile.py::test_hostfile; }
-@test "srun --mincpus" { judge python commands/srun/test_--mem--mincpus--tmp.py::Test_mem_mincpus_tmp::test_mincpus; }
-@test "srun --mem" { judge python commands/srun/test_--mem--mincpus--tmp.py::Test_mem_mincpus_tmp::test_mem; }
-@test "srun --tmp" { judge python commands/srun/test_--mem--mincpus--tmp.py::Test_mem_mincpus_tmp::test_tmp; }
-@test "srun --immediate" { judge python commands/srun/test_--immediate.py::test_immediate; }
-@test "srun --job-name" { judge python commands/srun/test_--job-name.py::test_job_name; }
-@test "srun --account" { judge python commands/srun/test_--account.py::test_account; }
-@test "srun --slurmd-debug" { judge python commands/srun/test_--slurmd-debug.py::test_slurmdDebug; }
-@test "srun -v" { judge python commands/srun/test_-v.py::test_v; }
-@test "srun --no-allocate" { judge python commands/srun/test_--no-allocate.py::test_single_job; }
+@test "srun --quit-on-interrupt" { judge python commands/srun/test_--quit-on-interrupt.py::test_quit_on_interrupt 24.11:test_116_16.py::test_quit_on_interrupt; }
+@test "srun --wait" { judge python commands/srun/test_--wait.py::test_wait 24.11:test_116_46.py::test_wait; }
+@test "srun --multi-prog" { judge python commands/srun/test_--multi-prog.py::test_multi_prog 24.11:test_116_3.py::test_multi_prog; }
+@test "srun inside srun" { judge python commands/srun/test_parallel_launch_srun.py::test_parallel_launch_srun 24.11:test_116_1.py::test_parallel_launch_srun; }
+@test "srun --ntasks-per-node" { judge python commands/srun/test_--ntasks-per-node.py::test_ntasks_per_node 24.11:test_116_18.py::test_ntasks_per_node; }
+@test "srun --overcommit" { judge python commands/srun/test_--overcommit.py::test_overcommit 24.11:test_116_9.py::test_overcommit; }
+@test "srun --threads" { judge python commands/srun/test_--threads.py::test_threads 24.11:test_116_42.py::test_threads; }
+@test "srun --hostfile" { judge python commands/srun/test_hostfile.py::test_hostfile 24.11:test_116_5.py::test_hostfile; }
+@test "srun --mincpus" { judge python commands/srun/test_--mem--mincpus--tmp.py::Test_mem_mincpus_tmp::test_mincpus 24.11:test_116_28.py::Test_mem_mincpus_tmp::test_mincpus; }
+@test "srun --mem" { judge python commands/srun/test_--mem--mincpus--tmp.py::Test_mem_mincpus_tmp::test_mem 24.11:test_116_28.py::Test_mem_mincpus_tmp::test_mem; }
+@test "srun --tmp" { judge python commands/srun/test_--mem--mincpus--tmp.py::Test_mem_mincpus_tmp::test_tmp 24.11:test_116_28.py::Test_mem_mincpus_tmp::test_tmp; }
+@test "srun --immediate" { judge python commands/srun/test_--immediate.py::test_immediate 24.11:test_116_11.py::test_immediate; }
+@test "srun --job-name" { judge python commands/srun/test_--job-name.py::test_job_name 24.11:test_116_41.py::test_job_name; }
+@test "srun --account" { judge python commands/srun/test_--account.py::test_account 24.11:test_116_2.py::test_account; }
+@test "srun --slurmd-debug" { judge python commands/srun/test_--slurmd-debug.py::test_slurmdDebug 24.11:test_116_20.py::test_slurmdDebug; }
+@test "srun -v" { judge python commands/srun/test_-v.py::test_v 24.11:test_116_17.py::test_v; }
+@test "srun --no-allocate" { judge python commands/srun/test_--no-allocate.py::test_single_job 24.11:test_116_23.py::test_single_job; }
 @test "srun into a job that does not exist" {
-    judge python commands/srun/test_running_non-existent_job.py::test_running_non_existent_job
+    judge python commands/srun/test_running_non-existent_job.py::test_running_non_existent_job 24.11:test_116_6.py::test_running_non_existent_job
 }
-@test "job arrays" { judge python features/job_arrays/test_basics.py::test_submit_and_cancel; }
-@test "stdin broadcast to four nodes" { judge python stress/test_stdin_broadcast.py::test_stdin_broadcast; }
+@test "job arrays" { judge python features/job_arrays/test_basics.py::test_submit_and_cancel 24.11:test_122_1.py::test_submit_and_cancel; }
+@test "stdin broadcast to four nodes" { judge python stress/test_stdin_broadcast.py::test_stdin_broadcast 24.11:test_138_1.py::test_stdin_broadcast; }
 
 @test "srun --open-mode (test1.17)" { judge expect test1.17; }
 @test "srun binary stdin and stdout (test1.70)" { judge expect test1.70; }
