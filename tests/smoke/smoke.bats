@@ -73,12 +73,17 @@ teardown() {
     assert_output --partial 'done'
 }
 
-@test "a working directory missing in the jail fails the task with a clear message" {
-    run as_user srun --chdir=/no/such/dir touch /tmp/chdir-marker
-    assert_failure
-    assert_output --partial 'chroot: StepId='
-    assert_output --partial 'does not exist inside the jail'
+# As without a jail: Slurm goes to /tmp (here the job's own, in the jail)
+# and says so; nothing lands on the node.
+@test "a working directory missing in the jail: Slurm's fallback to /tmp in the jail, named" {
+    run as_user srun --chdir=/no/such/dir sh -c 'pwd; cat /etc/slurm-jail-release; touch chdir-marker'
+    assert_success
+    assert_output --partial "couldn't chdir to \`/no/such/dir': No such file or directory: going to /tmp instead"
+    assert_line /tmp
+    assert_output --partial 'SLURM_JAIL_VERSION='
     run in_node test -e /var/lib/slurm-jail/tmp/chdir-marker
+    assert_failure
+    run in_node test -e /tmp/chdir-marker
     assert_failure
 }
 
