@@ -36,12 +36,10 @@ EXPECT_TIMEOUT=300
 outcomes_file() { echo "$BATS_RUN_TMPDIR/outcomes-$1"; }
 
 # The release the cluster runs: SLURM_JAIL_LOCAL_SLURM, else this machine's.
-cluster_release() {
-    # shellcheck source=hack/lib/slurm-releases.sh
-    . "$SLURM_JAIL_ROOT/hack/lib/slurm-releases.sh"
-    echo "${SLURM_JAIL_LOCAL_SLURM:-$(default_release)}"
-}
-baseline_file() { echo "$SUITE_DIR/baseline-$(cluster_release).txt"; }
+# shellcheck source=hack/lib/slurm-releases.sh
+. "$SLURM_JAIL_ROOT/hack/lib/slurm-releases.sh"
+RELEASE=${SLURM_JAIL_LOCAL_SLURM:-$(default_release)}
+baseline_file() { echo "$SUITE_DIR/baseline-$RELEASE.txt"; }
 
 # The suite's mode: jail (the jail pass, judged against the recorded
 # baseline; the default where one exists), both (a pass without the jail
@@ -70,7 +68,7 @@ release_name() {
     shift
     for alt in "$@"; do
         rel=${alt%%:*}
-        [ "$(printf '%s\n' "$rel" "$(cluster_release)" | sort -V | head -n 1)" = "$rel" ] && name=${alt#*:}
+        [ "$(printf '%s\n' "$rel" "$RELEASE" | sort -V | head -n 1)" = "$rel" ] && name=${alt#*:}
     done
     echo "$name"
 }

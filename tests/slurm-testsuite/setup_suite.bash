@@ -11,7 +11,7 @@ setup_suite() {
     . "$(dirname "${BASH_SOURCE[0]}")/helpers.bash"
     local mode src t0 version
     mode=$(suite_mode)
-    src=$("$SLURM_JAIL_ROOT/hack/slurm-testsuite-source" "$(cluster_release)")
+    src=$("$SLURM_JAIL_ROOT/hack/slurm-testsuite-source" "$RELEASE")
     printf '# slurm-testsuite: mode %s, Slurm testsuite of %s (%s tests)\n' \
         "$mode" "$(cat "$src/.debian-version")" "$(selected_tests | wc -l)" >&3
     local passes=(nojail jail)
@@ -21,7 +21,7 @@ setup_suite() {
         cluster_up "$pass"
         version=$(cluster_slurm_version)
         [ "$version" = "$(cat "$src/.debian-version")" ] ||
-            src=$("$SLURM_JAIL_ROOT/hack/slurm-testsuite-source" "$(cluster_release)" "$version")
+            src=$("$SLURM_JAIL_ROOT/hack/slurm-testsuite-source" "$RELEASE" "$version")
         install_tests "$src"
         echo "$version" >"$BATS_RUN_TMPDIR/slurm-version"
         run_pass "$pass"

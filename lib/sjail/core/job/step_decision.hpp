@@ -6,7 +6,6 @@
 #include "sjail/core/status.hpp"
 
 #include <string>
-#include <string_view>
 
 namespace sjail {
 
