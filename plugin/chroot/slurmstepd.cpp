@@ -7,9 +7,11 @@ extern "C" {
 #include <slurm/slurm.h> // SLURM_BATCH_SCRIPT, SLURM_EXTERN_CONT, ...
 }
 
+#include "sjail/core/job/root_path_env.hpp"
 #include "sjail/core/job/step_decision.hpp"
 #include "sjail/sys/job/job_namespace.hpp"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <unistd.h>
@@ -71,10 +73,36 @@ bool decide(spank_t sp) {
     return true;
 }
 
+// Before mpi/pmix reads the step's environment (its slurmstepd prefork
+// comes after init_post_opt in every release): what would become a path
+// root makes goes, jailed step or not (root_path_env.hpp). False when one
+// stays (the step is refused then).
+bool remove_root_path_variables(spank_t sp) {
+    for (const std::string_view name : sjail::kRootPathVariables) {
+        const std::string var(name);
+        std::array<char, 4096> value{};
+        const spank_err_t got = spank_getenv(sp, var.c_str(), value.data(), value.size());
+        if (got != ESPANK_SUCCESS && got != ESPANK_NOSPACE) {
+            continue;
+        }
+        value.back() = '\0'; // ESPANK_NOSPACE: cut
+        if (spank_unsetenv(sp, var.c_str()) != ESPANK_SUCCESS) {
+            fail_step("cannot remove " + var + " from the step's environment");
+            return false;
+        }
+        slurm_info("chroot: %s: %s", plugin.step_name.c_str(),
+                   sjail::root_path_variable_removed(name, value.data()).c_str());
+    }
+    return true;
+}
+
 } // namespace
 
 void prepare_step(spank_t sp) {
     plugin.step_name = describe_step(sp);
+    if (!remove_root_path_variables(sp)) {
+        return;
+    }
     if (!decide(sp)) {
         return;
     }
@@ -83,7 +111,9 @@ void prepare_step(spank_t sp) {
         fail_step("slurmstepd gave no job id");
         return;
     }
-    if (Status s = sjail::enter_job_for_step(plugin.config, job, plugin.step); !s.ok()) {
+    uid_t uid = 0;
+    (void)spank_get_item(sp, S_JOB_UID, &uid);
+    if (Status s = sjail::enter_job_for_step(plugin.config, job, plugin.step, uid); !s.ok()) {
         fail_step(s.message());
         return;
     }

@@ -163,7 +163,7 @@ Status start_private_session(const SessionPlan &plan) {
         return s;
     }
     const SessionMounts mounts{plan.config.job_tmp != JobTmp::Node, plan.config.job_tmp_size,
-                               plan.config.job_shm_size};
+                               plan.config.job_shm_size, plan.config.var_tmp == VarTmp::Job};
     const pid_t init = ::fork();
     if (init == 0) {
         ready.read.reset();

@@ -260,11 +260,9 @@ nccl_submit() {
         --gpu-model H200 --gpus 1
 }
 
-no_jobs() { [ -z "$(ctl squeue -h)" ]; }
-node_is() { [ "$(ctl sinfo -h -n "$1" -o %T)" = "$2" ]; }
+no_jobs() { [ -z "$(ctld_exec squeue -h)" ]; }
+node_is() { [ "$(ctld_exec sinfo -h -n "$1" -o %T)" = "$2" ]; }
 
-# ctl CMD...: an admin command on the controller host.
-ctl() { nsenter -t "$(pid_in "$STATE/ctld/slurmctld.pid")" -m -u -n -- "$@"; }
 
 @test "the NCCL check runs as a job in the jail on every node, with the node's driver" {
     run nccl_submit
@@ -283,13 +281,13 @@ ctl() { nsenter -t "$(pid_in "$STATE/ctld/slurmctld.pid")" -m -u -n -- "$@"; }
     wait_until 60 no_jobs
     run cat "$JAIL"/root/nccl-node2-*.out
     assert_line --partial "FAIL node2: all_reduce_perf exited with code 2 (CUDA error)"
-    run ctl sinfo -h -n node2 -o '%T|%E'
+    run ctld_exec sinfo -h -n node2 -o '%T|%E'
     assert_output --regexp '^drained\|slurm-jail-health: nccl: all_reduce_perf exited with code 2'
     run cat "$JAIL"/root/nccl-node1-*.out
     assert_line 'PASS node1: NCCL all_reduce check passed'
     # The admin reinstalls the driver and resumes the node; the check passes.
     "$LC" fake-driver node2 570.124.06
-    ctl scontrol update nodename=node2 state=resume
+    ctld_exec scontrol update nodename=node2 state=resume
     wait_until 20 node_is node2 idle
     rm -f "$JAIL"/root/nccl-*.out
     run nccl_submit

@@ -31,21 +31,6 @@ teardown() {
 # host_job_tmp NODE: the node's job_tmp= directory, seen from the host.
 host_job_tmp() { echo "$STATE/nodes/$1/run/jobtmp"; }
 
-# restart_slurmd NODE: stop the node's slurmd and start it again, as
-# hack/local-cluster does; waits until the node is idle.
-restart_slurmd() {
-    local pid
-    pid=$(slurmd_pid "$1")
-    kill "$pid"
-    # As local-cluster stops it: TERM, then KILL after a while.
-    wait_until 15 bash -c "! kill -0 $pid 2>/dev/null" || kill -KILL "$pid" 2>/dev/null || true
-    wait_until 10 bash -c "! kill -0 $pid 2>/dev/null"
-    nsenter --net="$STATE/netns/$1" -- unshare --mount --uts --propagation private -- \
-        "$SLURM_JAIL_ROOT/hack/lib/local-cluster/ns-init" worker "$1" -- \
-        slurmd -f /etc/slurm/slurm.conf 8>&-
-    wait_until 60 bash -c "'$LC' run -- sinfo -h -n $1 -o %t | grep -qx idle"
-}
-
 @test "job_tmp=DIR: the job's directory, with all the user left in it, goes with the job" {
     ush "mkdir -p $T/keep && echo kept >$T/keep/file"
     # What a user leaves in /tmp to make its removal fail or go astray.

@@ -51,6 +51,8 @@ setup_file() {
     install -d -m 0755 -o "$TEST_UID" -g "$TEST_UID" "$HOST_HOME/container-probes"
     install -m 0755 -o "$TEST_UID" "$SLURM_JAIL_BUILD_DIR/tests/fakes/nvidia-driver/probes/fake_nvidia_cuda_probe" \
         "$HOST_HOME/container-probes/"
+    gcc -std=c11 -O2 -o "$HOST_HOME/container-probes/stuck_fuse" "$BATS_TEST_DIRNAME/fuse/stuck_fuse.c"
+    chown "$TEST_UID:$TEST_UID" "$HOST_HOME/container-probes/stuck_fuse"
 }
 
 teardown_file() {
@@ -64,7 +66,62 @@ teardown_file() {
 
 setup() { load_assertions; }
 
-teardown() { cancel_test_jobs; }
+teardown() {
+    cancel_test_jobs
+    free_stuck_fuse
+}
+
+# free_stuck_fuse: what a failed FUSE test leaves (a process no signal
+# ends, node1 drained) undone: the test user's FUSE connections aborted
+# through a fusectl of a private mount namespace, node1 resumed.
+free_stuck_fuse() {
+    local conns=/sys/fs/fuse/connections
+    unshare -m --propagation private sh -c "mount -t fusectl fusectl $conns 2>/dev/null || true
+        for c in $conns/*/; do [ \"\$(stat -c %u \"\$c\")\" = $TEST_UID ] && echo 1 >\"\$c/abort\"; done; true"
+    if ctld_exec sinfo -h -n node1 -o %T | grep -q drain; then
+        ctld_exec scontrol update nodename=node1 state=resume || true
+    fi
+}
+
+# stuck_fuse_cancelled MODE: a job on node1 whose FUSE daemon read a
+# request of a reader and never answers it (stuck_fuse MODE: it waits, or
+# it is stopped); once the reader waits the job is cancelled. Succeeds when
+# no process of the user is left within 20 s and node1 is idle, not drained.
+stuck_fuse_cancelled() {
+    local out=$HOST_HOME/container-probes/fuse-$1.out job t0
+    rm -f "$out"
+    job=$(ush "sbatch --parsable -w node1 -o $PROBES/fuse-$1.out --wrap '$PROBES/stuck_fuse $1 /tmp/stuck'")
+    wait_until 30 grep -q '^blocked ' "$out" || { cat "$out"; return 1; }
+    t0=$EPOCHREALTIME
+    ush "scancel $job"
+    wait_until 20 no_user_processes || { ps -o pid,stat,wchan:30,args -u "$TEST_UID"; return 1; }
+    printf '# the job'"'"'s last process went %s s after scancel\n' "$(elapsed_since "$t0")" >&3
+    wait_until 20 eval '[ "$(ush "sinfo -h -n node1 -o %T")" = idle ]'
+    rm -f "$out"
+}
+
+@test "hostile: a FUSE daemon in a job that never answers a reader: after scancel no process of the job is left and the node stays in service" {
+    stuck_fuse_cancelled hang
+}
+
+@test "hostile: a stopped FUSE daemon (SIGSTOP) with a reader waiting on it: after scancel no process of the job is left and the node stays in service" {
+    stuck_fuse_cancelled stop
+}
+
+# Charliecloud keeps a SquashFS image's mount point in /var/tmp/USER.ch: a
+# name another user could take first, cluster-wide, in a shared /var/tmp.
+@test "hostile: a user who takes another user's name in /var/tmp (Charliecloud's /var/tmp/USER.ch) takes it in their own job only" {
+    local squatter
+    squatter=$(ush "sbatch --parsable -w node1 -o /dev/null --wrap 'mkdir -m 0700 /var/tmp/$OTHER_USER.ch && touch /var/tmp/$OTHER_USER.ch/taken && exec sleep 303'")
+    wait_until 30 user_runs 'sleep 303'
+    [ ! -e "$JAIL/var/tmp/$OTHER_USER.ch" ]
+    # The other user, on the same node while the squatter's job runs.
+    run ush_other "srun -w node1 bash -c 'mkdir /tmp/img && tar -xf $IMAGE -C /tmp/img &&
+        mksquashfs /tmp/img /tmp/img.sqfs -quiet -no-progress && ch-run /tmp/img.sqfs -- cat /etc/image-name'"
+    assert_success
+    assert_output e2e-image
+    ush "scancel $squatter"
+}
 
 # container_leftovers: what a container of the test user could leave on the
 # nodes or this machine: image stores and runtime directories outside a job

@@ -215,5 +215,23 @@ as_user_on_node() {
         setpriv --reuid="$TEST_UID" --regid="$TEST_UID" --clear-groups -- "$@" </dev/null >/dev/null 2>&1 3>&- &
 }
 
+# restart_slurmd NODE: stop the node's slurmd and start it again, as
+# hack/local-cluster does; waits until the node is idle.
+restart_slurmd() {
+    local pid
+    pid=$(slurmd_pid "$1")
+    kill "$pid"
+    # As local-cluster stops it: TERM, then KILL after a while.
+    wait_until 15 bash -c "! kill -0 $pid 2>/dev/null" || kill -KILL "$pid" 2>/dev/null || true
+    wait_until 10 bash -c "! kill -0 $pid 2>/dev/null"
+    nsenter --net="$STATE/netns/$1" -- unshare --mount --uts --propagation private -- \
+        "$SLURM_JAIL_ROOT/hack/lib/local-cluster/ns-init" worker "$1" -- \
+        slurmd -f /etc/slurm/slurm.conf 8>&-
+    wait_until 60 bash -c "'$LC' run -- sinfo -h -n $1 -o %t | grep -qx idle"
+}
+
+# ctld_exec CMD...: an admin command (root) on the controller host.
+ctld_exec() { nsenter -t "$(pid_in "$STATE/ctld/slurmctld.pid")" -m -u -n -- "$@"; }
+
 # job_running JOB: the job is RUNNING.
 job_running() { ush "squeue -h -j $1 -o %T" | grep -qx RUNNING; }

@@ -89,7 +89,6 @@ assert_ran_in_jail() {
 
 set_plugstack() { echo "$1" >"$STATE/etc/plugstack.conf"; }
 
-ctld_exec() { nsenter -t "$(pid_in "$STATE/ctld/slurmctld.pid")" -m -u -n -- "$@"; }
 
 # The job id in sbatch's output ($output of bats' run).
 submitted_job() { sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p' <<<"$output"; }

@@ -27,6 +27,12 @@ enum class JobTmp {
     Node,      // the node-wide tmp= directory, shared by every job (job_tmp=node)
 };
 
+// What a job's /var/tmp is (var_tmp=).
+enum class VarTmp {
+    Job,  // the job's /tmp, bound again at /var/tmp (default)
+    Jail, // the shared jail's own /var/tmp, as it is
+};
+
 // What the jail's /run is (run=).
 enum class RunMode {
     Node, // a fresh tmpfs made per node, the node's own runtime state (default)
@@ -48,6 +54,7 @@ struct Config {
     std::string job_tmp_dir;                         // job_tmp=DIR
     std::string job_tmp_size;                        // job_tmp_size= (tmpfs size=)
     std::string job_shm_size;                        // job_shm_size= (tmpfs size=)
+    VarTmp var_tmp = VarTmp::Job;                    // var_tmp=job|jail
     std::string proc_options;                        // proc= (empty: the node's own)
     GpuMode gpu = GpuMode::Auto;                     // gpu=auto|on|off
     std::string gpu_driver_root;                     // gpu_driver_root= (empty: the usual places)

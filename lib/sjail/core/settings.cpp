@@ -110,6 +110,20 @@ Status apply_job_tmp(Config &config, std::string_view /*key*/, const std::string
     return {};
 }
 
+Status apply_var_tmp(Config &config, std::string_view /*key*/, const std::string &value) {
+    if (value == "job") {
+        config.var_tmp = VarTmp::Job;
+        return {};
+    }
+    if (value == "jail") {
+        config.var_tmp = VarTmp::Jail;
+        return {};
+    }
+    return Status::failure("var_tmp=" + value +
+                           " is not a choice; write var_tmp=job (the default: /var/tmp is the "
+                           "job's /tmp) or var_tmp=jail (the shared jail's own /var/tmp)");
+}
+
 Status apply_proc(Config &config, std::string_view /*key*/, const std::string &value) {
     ProcOptions checked;
     if (auto s = parse_proc_setting(value, checked); !s.ok()) {
@@ -236,6 +250,7 @@ constexpr std::array kSettings = {
     Setting{"job_tmp", "tmpfs", false, apply_job_tmp, nullptr},
     Setting{"job_tmp_size", "", false, apply_size<&Config::job_tmp_size>, nullptr},
     Setting{"job_shm_size", "", false, apply_size<&Config::job_shm_size>, nullptr},
+    Setting{"var_tmp", "job", false, apply_var_tmp, nullptr},
     Setting{"proc", "", false, apply_proc, show_proc},
     Setting{"build_timeout", "30", false, apply_seconds<&Config::build_timeout_s, 1>, nullptr},
     Setting{"recheck", "60", false, apply_seconds<&Config::recheck_s, 0>, nullptr},

@@ -4,7 +4,9 @@
 #include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/safe_open.hpp"
 
+#include <cerrno>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/mount.h>
 #include <vector>
 
@@ -40,6 +42,26 @@ Status mount_private_tmpfs(const std::string &size, const char *target, const ch
         return Status::failure(std::string("creating the private ") + target + ": " + s.message());
     }
     return attach_mount(mnt.get(), target);
+}
+
+Status share_tmp_as_var_tmp() {
+    struct stat st {};
+    if (::lstat("/var/tmp", &st) != 0 && errno == ENOENT) {
+        return {};
+    }
+    Fd tmp;
+    if (auto s = open_mount_point("/tmp", tmp); !s.ok()) {
+        return s;
+    }
+    const Fd tree(::open_tree(tmp.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
+    if (!tree.valid()) {
+        return Status::from_errno("binding /tmp at /var/tmp");
+    }
+    if (auto s = attach_mount(tree.get(), "/var/tmp"); !s.ok()) {
+        return Status::failure(s.message() +
+                               "; make /var/tmp a directory in the jail, or set var_tmp=jail");
+    }
+    return {};
 }
 
 } // namespace sjail

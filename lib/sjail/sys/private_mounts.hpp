@@ -22,4 +22,10 @@ Status attach_mount(int mnt, const char *target);
 Status mount_private_tmpfs(const std::string &size, const char *target,
                            const char *inodes = nullptr);
 
+// var_tmp=job: the mount at /tmp of the current view bound again at
+// /var/tmp, so that /var/tmp is the job's (or session's) /tmp: the same
+// files, size limit and lifetime, never the shared jail's directory. A jail
+// without /var/tmp gets none.
+Status share_tmp_as_var_tmp();
+
 } // namespace sjail

@@ -38,6 +38,7 @@ struct JobPaths {
     std::string init;
     std::string lock;
     std::string ready;
+    std::string user; // whose job it is (sys/job/job_user.hpp)
 };
 
 std::string jobs_dir(const std::string &state);

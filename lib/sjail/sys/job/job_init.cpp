@@ -5,6 +5,7 @@
 #include "sjail/core/status.hpp"
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/fd.hpp"
+#include "sjail/sys/job/fuse_abort.hpp"
 #include "sjail/sys/node/proc_options.hpp"
 #include "sjail/sys/private_mounts.hpp"
 
@@ -20,6 +21,7 @@
 #include <linux/close_range.h>
 #include <poll.h>
 #include <sched.h>
+#include <set>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -186,21 +188,62 @@ void look_for_stepd(int node_proc, std::uint32_t job, bool &seen, bool &extern_s
 
 // An init takes no signal but as it waits for them: every signal is blocked
 // (a PID namespace's init ignores what it has no handler for anyway). Returns
-// the set it waits on: SIGCHLD, to reap orphans.
-sigset_t block_all_signals() noexcept {
+// the set it waits on: SIGCHLD, to reap orphans, and, with `term`, SIGTERM
+// (only root can send it: the job's end, see end_the_job).
+sigset_t block_all_signals(bool term = false) noexcept {
     sigset_t all;
     sigfillset(&all);
     (void)::sigprocmask(SIG_BLOCK, &all, nullptr);
-    sigset_t child;
-    sigemptyset(&child);
-    sigaddset(&child, SIGCHLD);
-    return child;
+    sigset_t wanted;
+    sigemptyset(&wanted);
+    sigaddset(&wanted, SIGCHLD);
+    if (term) {
+        sigaddset(&wanted, SIGTERM);
+    }
+    return wanted;
+}
+
+// A process of the job that was sent SIGKILL and is still there one look
+// later waits for a FUSE request nobody will answer: the job's FUSE
+// connections are aborted (fuse_abort.hpp), so it dies and Slurm can end
+// the step without draining the node. `stuck` carries the last look's.
+void free_the_stuck(int job_proc, const JobLifeline &lifeline, std::set<pid_t> &stuck) noexcept {
+    std::set<pid_t> now = stuck_dying_processes(job_proc);
+    const bool again = std::any_of(now.begin(), now.end(),
+                                   [&stuck](pid_t pid) { return stuck.count(pid) != 0; });
+    if (again && lifeline.node_mnt >= 0) {
+        (void)abort_job_fuse(job_proc, lifeline.node_mnt);
+    }
+    stuck = std::move(now);
+}
+
+// SIGTERM from root (delete_job_namespace): every process of the job is
+// killed, the job's FUSE connections aborted for those that cannot die,
+// and the init exits once it is alone, or after kEndWithin.
+[[noreturn]] void end_the_job(int job_proc, const JobLifeline &lifeline) noexcept {
+    constexpr int kEndWithin = 50; // tenths of a second
+    for (int tenth = 0; tenth < kEndWithin; ++tenth) {
+        (void)::kill(-1, SIGKILL); // every process of the namespace but the init
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+        if (!others_in_namespace(job_proc)) {
+            break;
+        }
+        if (tenth % 10 == 5 && !stuck_dying_processes(job_proc).empty() &&
+            lifeline.node_mnt >= 0) {
+            (void)abort_job_fuse(job_proc, lifeline.node_mnt);
+        }
+        const timespec tenth_s{0, 100'000'000};
+        (void)::nanosleep(&tenth_s, nullptr);
+    }
+    ::_exit(0);
 }
 
 // Reaps orphans; every JobWatch::kCheckEvery looks whether the job is still
 // on the node, and once it is gone ends it and exits.
 [[noreturn]] void live_until_the_job_is_gone(int job_proc, const JobLifeline &lifeline) noexcept {
-    const sigset_t child = block_all_signals();
+    const sigset_t wanted = block_all_signals(true);
+    std::set<pid_t> stuck;
     const timespec every{JobWatch::kCheckEvery.count(), 0};
     JobWatch watch(JobWatch::Clock::now());
     auto last_look = JobWatch::Clock::now();
@@ -213,7 +256,9 @@ sigset_t block_all_signals() noexcept {
         watch.saw(last_look, true, extern_step);
     }
     while (true) {
-        (void)::sigtimedwait(&child, nullptr, &every);
+        if (::sigtimedwait(&wanted, nullptr, &every) == SIGTERM) {
+            end_the_job(job_proc, lifeline);
+        }
         while (::waitpid(-1, nullptr, WNOHANG) > 0) {
         }
         const auto now = JobWatch::Clock::now();
@@ -221,6 +266,7 @@ sigset_t block_all_signals() noexcept {
             continue;
         }
         last_look = now;
+        free_the_stuck(job_proc, lifeline, stuck);
         const bool others = others_in_namespace(job_proc);
         bool stepd = false;
         bool extern_step = false;
@@ -289,6 +335,11 @@ void run_session_init(const ProcOptions &proc, const SessionMounts &mounts, int 
     make_view_and_report(proc, ready_fd, "sjail-ssh-init", [&mounts] {
         if (mounts.own_tmp) {
             if (auto s = mount_private_tmpfs(mounts.tmp_size, "/tmp"); !s.ok()) {
+                return s;
+            }
+        }
+        if (mounts.var_tmp_is_tmp) {
+            if (auto s = share_tmp_as_var_tmp(); !s.ok()) {
                 return s;
             }
         }

@@ -62,6 +62,7 @@ struct SessionMounts {
     bool own_tmp = true;
     std::string tmp_size;
     std::string shm_size;
+    bool var_tmp_is_tmp = true; // var_tmp=job: /tmp bound again at /var/tmp
 };
 
 // The same for a session that is in no job (pam_slurm_jail, no_job=private:

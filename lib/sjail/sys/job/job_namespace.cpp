@@ -31,6 +31,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 
 namespace sjail {
 namespace {
@@ -76,16 +77,22 @@ std::optional<InitId> identify(pid_t pid) {
     return InitId{pid, *start};
 }
 
-// Kills the init (and so the job's every process), checking through a pidfd
-// that the pid is still the init's; waits a little for it to go.
+// Ends the init (and so the job's every process), checking through a pidfd
+// that the pid is still the init's. SIGTERM first: the init kills the
+// job's processes itself and frees those a FUSE daemon holds (job_init.hpp);
+// SIGKILL when it has not ended within a few seconds.
 void kill_init(const InitId &id) {
     const Fd pidfd = open_pidfd(id.pid);
     if (!pidfd.valid() || !is_running(id)) {
         return;
     }
-    (void)::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
     pollfd p{pidfd.get(), POLLIN, 0};
-    (void)::poll(&p, 1, 5000);
+    for (const auto &[signal, wait_ms] : {std::pair{SIGTERM, 6000}, std::pair{SIGKILL, 5000}}) {
+        (void)::syscall(SYS_pidfd_send_signal, pidfd.get(), signal, nullptr, 0);
+        if (::poll(&p, 1, wait_ms) == 1) {
+            return;
+        }
+    }
 }
 
 // ---- opening what exists ----
@@ -138,6 +145,11 @@ Status mount_job_tmp(const Inputs &in, int tmp_tree) {
         break;
     }
     return attach_mount(tmp_tree, "/tmp");
+}
+
+// var_tmp=job: the job's /var/tmp is its /tmp (private_mounts.hpp).
+Status share_var_tmp(const Config &config) {
+    return config.var_tmp == VarTmp::Job ? share_tmp_as_var_tmp() : Status();
 }
 
 // A detached copy of the directory `dir`, nosuid and nodev; `what` names it
@@ -257,6 +269,9 @@ Status refresh_in_child(const Inputs &in, pid_t &maker, Fd &keep_maker) {
             return s;
         }
     }
+    if (auto s = share_var_tmp(in.config); !s.ok()) {
+        return s;
+    }
     if (auto s = attach_mount(shm_tree.get(), "/dev/shm"); !s.ok()) {
         return s;
     }
@@ -306,6 +321,9 @@ Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
         return s;
     }
     if (auto s = mount_job_tmp(in, tmp_tree.get()); !s.ok()) {
+        return s;
+    }
+    if (auto s = share_var_tmp(in.config); !s.ok()) {
         return s;
     }
     // /dev/shm: the MPS daemon's (gpu_mps_shm=) where the node has it, else the job's own.
@@ -649,7 +667,8 @@ Status remove_job_tmp(const Config &config, std::uint32_t job) {
 }
 
 // With the job's lock held and its init gone: its namespace files, its
-// job_tmp= directory and its state directory go. A job_tmp= directory that
+// job_tmp= directory and its state directory go, and what users with no
+// process left on the node left in gpu_mps_shm= (mps_shm.hpp). A job_tmp= directory that
 // stays is an orphan then (orphaned_job_tmp_dirs): the returned status says
 // why it stayed.
 Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths, OwnMounts &own) {
@@ -659,9 +678,11 @@ Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths
     }
     (void)::unlink(paths.init.c_str());
     (void)::unlink(paths.ready.c_str());
+    (void)::unlink(paths.user.c_str());
     Status removed = remove_job_tmp(config, job);
     (void)::unlink(paths.lock.c_str());
     (void)::rmdir(paths.dir.c_str());
+    clean_mps_shm(config);
     return removed;
 }
 

@@ -4,6 +4,7 @@
 #include "sjail/sys/cached_stat.hpp"
 #include "sjail/sys/job/job_init.hpp"
 #include "sjail/sys/job/job_namespace.hpp"
+#include "sjail/sys/job/job_user.hpp"
 #include "sjail/sys/node/jail_view.hpp"
 #include "sjail/sys/node/node_namespace.hpp"
 
@@ -37,7 +38,8 @@ Status enter_node_jail(const Config &config) {
     return {};
 }
 
-Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out) {
+Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out,
+                          std::optional<uid_t> user) {
     NodeNamespace node;
     if (auto s = acquire_node_namespace(config, node); !s.ok()) {
         return s;
@@ -45,6 +47,9 @@ Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out
     JobNamespace job_ns;
     if (auto s = open_job_namespace(config, node, job, job_ns); !s.ok()) {
         return s;
+    }
+    if (user) {
+        record_job_user(config.state_dir, job, *user);
     }
     struct stat pid_ns {};
     if (::fstat(job_ns.pid.get(), &pid_ns) != 0) {

@@ -8,6 +8,7 @@
 #include "sjail/sys/fd.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <sys/types.h>
 
 namespace sjail {
@@ -37,7 +38,8 @@ struct StepJail {
 // host's view. There Slurm does what it does as the user before the tasks
 // run: it opens the -i/-o/-e files, changes into the working directory and
 // runs other plugins' user_init, all with only the job's processes in /proc.
-Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out);
+Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out,
+                          std::optional<uid_t> user = std::nullopt);
 
 // Once the tasks are forked: moves the thread on to the job's stepd view,
 // whose /proc is the node's (Slurm reads its tasks' host PIDs there) and
