@@ -22,7 +22,10 @@
 #include <algorithm>
 #include <array>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <optional>
@@ -231,6 +234,17 @@ void check_mps(Run &run) {
     facts.daemon_runs = ::lstat(control.c_str(), &st) == 0;
     if (auto finding = mps_finding(facts)) {
         run.findings.push_back(std::move(*finding));
+    }
+    struct statfs fs {};
+    struct sysinfo memory {};
+    if (shm.valid() && ::fstatfs(shm.get(), &fs) == 0 && ::sysinfo(&memory) == 0) {
+        const MpsShmSpace space{run.config.gpu_mps_shm, fs.f_type == TMPFS_MAGIC,
+                                static_cast<unsigned long long>(fs.f_blocks) *
+                                    static_cast<unsigned long long>(fs.f_bsize),
+                                static_cast<unsigned long long>(memory.totalram) * memory.mem_unit};
+        if (auto finding = mps_shm_space_finding(space)) {
+            run.findings.push_back(std::move(*finding));
+        }
     }
 }
 

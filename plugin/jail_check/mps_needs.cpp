@@ -25,4 +25,26 @@ std::optional<Finding> mps_finding(const MpsFacts &facts) {
                    fix};
 }
 
+std::optional<Finding> mps_shm_space_finding(const MpsShmSpace &space) {
+    const std::string fix = "mount a tmpfs of a size for the MPS server and its clients on it, "
+                            "e.g. mount -t tmpfs -o size=1g,mode=1777,nosuid,nodev tmpfs " +
+                            space.dir;
+    const std::string why = ": users' files there count against no job's limit, so one job "
+                            "can fill it for every job on the node until its user's last job "
+                            "there ends";
+    if (!space.tmpfs) {
+        return Finding{Severity::Warning, "gpu_mps_shm=" + space.dir + " is not a tmpfs" + why,
+                       fix};
+    }
+    if (space.memory_bytes > 0 && space.size_bytes * 2 >= space.memory_bytes) {
+        return Finding{Severity::Warning,
+                       "gpu_mps_shm=" + space.dir +
+                           " is a tmpfs of half the node's memory or more (the kernel's "
+                           "default)" +
+                           why,
+                       fix};
+    }
+    return std::nullopt;
+}
+
 } // namespace sjail::check

@@ -27,4 +27,17 @@ struct MpsFacts {
 // nothing otherwise (no daemon, or jobs get it).
 std::optional<Finding> mps_finding(const MpsFacts &facts);
 
+// gpu_mps_shm='s directory, as the node has it: no job's quota applies
+// there, so its own size limit is the bound on what jobs put there.
+struct MpsShmSpace {
+    std::string dir;
+    bool tmpfs = false;
+    unsigned long long size_bytes = 0;   // the filesystem's size
+    unsigned long long memory_bytes = 0; // the node's memory (MemTotal)
+};
+
+// A warning when the directory is not a tmpfs, or is one of the kernel's
+// default size (half the memory or more).
+std::optional<Finding> mps_shm_space_finding(const MpsShmSpace &space);
+
 } // namespace sjail::check

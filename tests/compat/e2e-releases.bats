@@ -11,7 +11,8 @@
 # SLURM_JAIL_COMPAT_E2E="06-fail-closed ... smoke": the e2e files and smoke, among those below
 # (default: all of them). The whole e2e suite runs on one release with
 # SLURM_JAIL_LOCAL_SLURM=REL tests/run-all e2e; 08-local-cluster is left out
-# here (about 100 s), its check of slurmctld's log is made by the up test.
+# here (about 100 s), its check of slurmctld's log is made by the up test;
+# 34-user-controls runs on 26.05 only (the newest release; 22.05 in e2e).
 # SLURM_JAIL_LOCAL_JOB_CONTAINER=no: chroot.so alone (see local-cluster --help).
 
 setup_file() {
@@ -22,7 +23,7 @@ setup() {
     # shellcheck source=tests/lib/counted_bats.bash
     . "$SLURM_JAIL_ROOT/tests/lib/counted_bats.bash"
     LC=$SLURM_JAIL_ROOT/hack/local-cluster
-    E2E_FILES=${SLURM_JAIL_COMPAT_E2E:-06-fail-closed 10-no-host-root 12-job-isolation 21-slurmd-requests 09-ssh 29-stepd-user-actions smoke}
+    E2E_FILES=${SLURM_JAIL_COMPAT_E2E:-06-fail-closed 10-no-host-root 12-job-isolation 21-slurmd-requests 09-ssh 29-stepd-user-actions 34-user-controls smoke}
 }
 
 # compat_up REL: a fresh cluster on Slurm REL; its start time is kept for
@@ -102,5 +103,6 @@ compat_down() {
 @test "Slurm 26.05: e2e 21-slurmd-requests" { compat_e2e 26.05 21-slurmd-requests; }
 @test "Slurm 26.05: e2e 09-ssh" { compat_e2e 26.05 09-ssh; }
 @test "Slurm 26.05: e2e 29-stepd-user-actions" { compat_e2e 26.05 29-stepd-user-actions; }
+@test "Slurm 26.05: e2e 34-user-controls" { compat_e2e 26.05 34-user-controls; }
 @test "Slurm 26.05: local-cluster down" { compat_down 26.05; }
 @test "Slurm 26.05: smoke" { compat_smoke 26.05; }

@@ -83,6 +83,8 @@ free_stuck_fuse() {
     fi
 }
 
+node1_idle_in_slurm() { [ "$(ctld_exec sinfo -h -n node1 -o %T)" = idle ]; }
+
 # stuck_fuse_cancelled MODE: a job on node1 whose FUSE daemon read a
 # request of a reader and never answers it (stuck_fuse MODE: it waits, or
 # it is stopped); once the reader waits the job is cancelled. Succeeds when
@@ -96,7 +98,7 @@ stuck_fuse_cancelled() {
     ush "scancel $job"
     wait_until 20 no_user_processes || { ps -o pid,stat,wchan:30,args -u "$TEST_UID"; return 1; }
     printf '# the job'"'"'s last process went %s s after scancel\n' "$(elapsed_since "$t0")" >&3
-    wait_until 20 eval '[ "$(ush "sinfo -h -n node1 -o %T")" = idle ]'
+    wait_until 20 node1_idle_in_slurm
     rm -f "$out"
 }
 

@@ -22,6 +22,14 @@ teardown() {
     rm -rf "$STATE/nodes/node2/run/mps-shm" "$JAIL/var/tmp/e2e-shared" "$HOST_HOME/e2e-link"
 }
 
+# none_of PATH...: none of them exists.
+none_of() {
+    local path
+    for path in "$@"; do
+        [ ! -e "$path" ] || return 1
+    done
+}
+
 # ---- SLURM_PMIX_TMPDIR ----
 
 # mpi/pmix makes VALUE/spmix_appdir_UID_JOB.STEP as root and gives it to the
@@ -63,7 +71,7 @@ tmpfs"
 @test "hostile: a name taken in /var/tmp is taken in the taker's job only; the other user's job on the node has its own" {
     local taker
     taker=$(ush "sbatch --parsable -w node1 -o /dev/null --wrap 'mkdir -m 0700 /var/tmp/$OTHER_USER.ch && exec sleep 304'")
-    wait_until 30 eval 'pgrep -u "$TEST_UID" -fx "sleep 304" >/dev/null'
+    wait_until 30 pgrep -u "$TEST_UID" -fx "sleep 304"
     run ush_other "srun -w node1 sh -c 'mkdir /var/tmp/$OTHER_USER.ch && echo usable >/var/tmp/$OTHER_USER.ch/f && cat /var/tmp/$OTHER_USER.ch/f'"
     assert_success
     assert_output usable
@@ -105,7 +113,7 @@ tmpfs"
     assert_success
     [ -e "$host_shm/user-filled" ]
     ush "scancel $mine"
-    wait_until 30 eval '[ ! -e "$host_shm/user-first" ] && [ ! -e "$host_shm/user-filled" ]'
+    wait_until 30 none_of "$host_shm/user-first" "$host_shm/user-filled"
     [ -e "$host_shm/other-user" ]
     [ -e "$host_shm/cuda.shm.server" ]
     ush_other "scancel $other"

@@ -624,3 +624,21 @@ TEST(SuStack, MissingFilesAndIncludeLoopsAreNamed) {
     EXPECT_NE(pam.unreadable[0].find("more than 16 files deep (an include loop?)"),
               std::string::npos);
 }
+
+TEST(MpsNeeds, TheDaemonsShmIsBoundedByASizeLimitedTmpfs) {
+    constexpr unsigned long long kGiB = 1ULL << 30U;
+    EXPECT_FALSE(
+        sjail::check::mps_shm_space_finding({"/run/nvidia/mps/shm", true, kGiB, 64 * kGiB}));
+    const auto not_tmpfs =
+        sjail::check::mps_shm_space_finding({"/run/nvidia/mps/shm", false, kGiB, 64 * kGiB});
+    ASSERT_TRUE(not_tmpfs);
+    EXPECT_EQ(not_tmpfs->severity, sjail::check::Severity::Warning);
+    EXPECT_NE(not_tmpfs->cause.find("gpu_mps_shm=/run/nvidia/mps/shm is not a tmpfs"),
+              std::string::npos)
+        << not_tmpfs->cause;
+    EXPECT_NE(not_tmpfs->fix.find("mount -t tmpfs -o size="), std::string::npos) << not_tmpfs->fix;
+    const auto half =
+        sjail::check::mps_shm_space_finding({"/run/nvidia/mps/shm", true, 32 * kGiB, 64 * kGiB});
+    ASSERT_TRUE(half);
+    EXPECT_NE(half->cause.find("the kernel's default"), std::string::npos) << half->cause;
+}

@@ -19,7 +19,7 @@ namespace sjail {
 // SLURM_PMIX_SRV_TMPDIR is defined by mpi/pmix but read by none of these
 // releases: removed in case one does.
 inline constexpr std::array<std::string_view, 2> kRootPathVariables = {"SLURM_PMIX_TMPDIR",
-                                                                        "SLURM_PMIX_SRV_TMPDIR"};
+                                                                       "SLURM_PMIX_SRV_TMPDIR"};
 
 // The log line for a variable removed from the step's environment.
 std::string root_path_variable_removed(std::string_view name, std::string_view value);

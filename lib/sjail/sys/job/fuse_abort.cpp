@@ -63,7 +63,8 @@ int abort_in_child(int job_proc, int node_mnt) {
     if (::setns(node_mnt, CLONE_NEWNS) != 0) {
         return -1;
     }
-    for (const auto node_conn : fuse_connections_of_mountinfo(read_small_file("/proc/self/mountinfo", 4UL << 20U))) {
+    for (const auto node_conn :
+         fuse_connections_of_mountinfo(read_small_file("/proc/self/mountinfo", 4UL << 20U))) {
         conns.erase(node_conn);
     }
     if (conns.empty()) {

@@ -209,8 +209,8 @@ sigset_t block_all_signals(bool term = false) noexcept {
 // the step without draining the node. `stuck` carries the last look's.
 void free_the_stuck(int job_proc, const JobLifeline &lifeline, std::set<pid_t> &stuck) noexcept {
     std::set<pid_t> now = stuck_dying_processes(job_proc);
-    const bool again = std::any_of(now.begin(), now.end(),
-                                   [&stuck](pid_t pid) { return stuck.count(pid) != 0; });
+    const bool again =
+        std::any_of(now.begin(), now.end(), [&stuck](pid_t pid) { return stuck.count(pid) != 0; });
     if (again && lifeline.node_mnt >= 0) {
         (void)abort_job_fuse(job_proc, lifeline.node_mnt);
     }
@@ -229,8 +229,7 @@ void free_the_stuck(int job_proc, const JobLifeline &lifeline, std::set<pid_t> &
         if (!others_in_namespace(job_proc)) {
             break;
         }
-        if (tenth % 10 == 5 && !stuck_dying_processes(job_proc).empty() &&
-            lifeline.node_mnt >= 0) {
+        if (tenth % 10 == 5 && !stuck_dying_processes(job_proc).empty() && lifeline.node_mnt >= 0) {
             (void)abort_job_fuse(job_proc, lifeline.node_mnt);
         }
         const timespec tenth_s{0, 100'000'000};

@@ -6,9 +6,11 @@
 // namespace. It makes the tasks' view (a copy of slurmstepd's view with a
 // /proc of the job's own PID namespace, so a task sees only its job's
 // processes), reports, then reaps the processes orphaned to it. It lives
-// until the job ends on the node: killing it (SIGKILL, from outside) ends
-// every process of the job, and the namespace with them. Users cannot
-// signal it (it is root's) and see it as PID 1.
+// until the job ends on the node: SIGTERM from root makes it kill every
+// process of the job, freeing those a FUSE daemon holds, and exit (SIGKILL
+// ends it and the namespace at once). Every look it also frees a process of
+// the job that SIGKILL did not end (fuse_abort.hpp). Users cannot signal it
+// (it is root's) and see it as PID 1.
 //
 // It also holds a lifeline: when the job is gone from the node but nobody
 // deleted it (a job epilog that ran without chroot.so because plugstack.conf
