@@ -77,7 +77,7 @@ teardown() {
 free_stuck_fuse() {
     local conns=/sys/fs/fuse/connections
     unshare -m --propagation private sh -c "mount -t fusectl fusectl $conns 2>/dev/null || true
-        for c in $conns/*/; do [ \"\$(stat -c %u \"\$c\")\" = $TEST_UID ] && echo 1 >\"\$c/abort\"; done; true"
+        for c in $conns/*/; do [ \"\$(stat -c %u \"\$c\" 2>/dev/null)\" = $TEST_UID ] && echo 1 >\"\$c/abort\"; done; true"
     if ctld_exec sinfo -h -n node1 -o %T | grep -q drain; then
         ctld_exec scontrol update nodename=node1 state=resume || true
     fi
