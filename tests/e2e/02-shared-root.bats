@@ -8,12 +8,13 @@ setup() {
 }
 
 @test "a file job A writes on node1 is read by job B on node2" {
-    local f=/var/tmp/e2e-shared-$$
+    local f
+    f=$(jail_dir "e2e-shared-$$")/f
     run ush "srun -w node1 sh -c 'echo written-on-\$(hostname) > $f' && srun -w node2 cat $f"
     assert_success
     assert_output written-on-node1
     assert_equal "$(cat "$JAIL$f")" written-on-node1
-    rm -f "$JAIL$f"
+    rm -rf "${JAIL:?}/srv/e2e-shared-$$"
 }
 
 @test "/tmp is the job's own on each node: its steps share it, node2 and the next job do not see it" {

@@ -59,10 +59,11 @@ to-stderr"
 }
 
 @test "srun -o with a path that exists only in the jail writes there" {
-    local dir=/var/tmp/e2e-out-$$
+    local dir
+    dir=$(jail_dir "e2e-out-$$")/out
     run ush "mkdir $dir && srun -N2 -o $dir/task-%t.out hostname"
     assert_success
     assert_equal "$(cat "$JAIL$dir/task-0.out" "$JAIL$dir/task-1.out" | sort | tr '\n' ' ')" "node1 node2 "
     [ ! -e "$dir" ]
-    rm -rf "${JAIL:?}$dir"
+    rm -rf "${JAIL:?}/srv/e2e-out-$$"
 }

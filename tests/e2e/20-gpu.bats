@@ -185,9 +185,10 @@ assert_driver() {
     assert_output "from the MPS server"
     assert_equal "$(cat "$host_shm/cuda.shm.client")" from-a-client
     assert_equal "$(stat -c %u "$host_shm/cuda.shm.client")" "$TEST_UID"
-    # A later job on node2 meets the same directory; node1's jobs have their own.
-    run on node2 "cat /dev/shm/cuda.shm.client"
-    assert_output from-a-client
+    # A later job on node2 meets the same directory, without what the
+    # user's ended job left there; node1's jobs have their own.
+    run on node2 "ls /dev/shm"
+    assert_output cuda.shm.server
     run on node1 "sh -c 'ls -A /dev/shm; stat -f -c %T /dev/shm'"
     assert_success
     assert_output tmpfs
@@ -218,9 +219,9 @@ assert_driver() {
 }
 
 # slurm-jail-check where node2's MPS daemon runs (its pipe directory holds
-# `control`): a warning until jobs get its /dev/shm, a problem when that
-# directory cannot be trusted.
-@test "slurm-jail-check on a node with an MPS daemon: a warning without gpu_mps_shm=, a problem when it is a symlink" {
+# `control`): a warning until jobs get its /dev/shm and while that is not a
+# tmpfs with a size of its own, a problem when it cannot be trusted.
+@test "slurm-jail-check on a node with an MPS daemon: a warning without gpu_mps_shm= or when it is no tmpfs, a problem when it is a symlink" {
     local check=$CLUSTER_BUILD/plugin/jail_check/slurm-jail-check
     local node_run=$STATE/nodes/node2/run line="$PLUGSTACK_LINE gpu_mps_dir=/run/slurm-jail/mps-pipe"
     in_node2() { nsenter -t "$(slurmd_pid node2)" -m -u -n -- "$@"; }
@@ -231,8 +232,15 @@ assert_driver() {
     assert_line --partial "WARNING: a node-wide MPS daemon runs (/run/slurm-jail/mps-pipe/control), but gpu_mps_shm= is not set"
     install -d -m 1777 "$node_run/mps-shm"
     echo "$line gpu_mps_shm=/run/slurm-jail/mps-shm" >"$STATE/etc/plugstack.conf"
+    # No job's limit applies there: a directory that is not a tmpfs of its
+    # own size is a warning, with how to make one.
     run in_node2 "$check"
+    assert_line --regexp "^WARNING: gpu_mps_shm=/run/slurm-jail/mps-shm is not a tmpfs: .* -- fix: .*mount -t tmpfs -o size="
+    in_node2 mount -t tmpfs -o size=1m,mode=1777 tmpfs /run/slurm-jail/mps-shm
+    run in_node2 "$check"
+    in_node2 umount /run/slurm-jail/mps-shm
     refute_output --partial "MPS"
+    refute_output --partial "gpu_mps_shm"
     rm -rf "$node_run/mps-shm"
     ln -s /etc "$node_run/mps-shm"
     run in_node2 "$check"

@@ -13,7 +13,7 @@ setup() {
 
 teardown() {
     cancel_test_jobs
-    rm -rf "$HOSTONLY" "${JAIL:?}/var/tmp/e2e-sbcast-$$" /tmp/e2e-sbcast-$$
+    rm -rf "$HOSTONLY" "${JAIL:?}/srv/e2e-sbcast-$$" /tmp/e2e-sbcast-$$
 }
 
 @test "the cluster runs job_container/slurm_jail with PrologFlags=Contain" {
@@ -30,19 +30,21 @@ teardown() {
 @test "sbcast lands in the job's /tmp, the jail and the home, never on the node" {
     echo "payload-$$" >"$HOST_HOME/$T/src"
     chown "$TEST_UID" "$HOST_HOME/$T/src"
-    # The jail's /var/tmp is not the node's: a copy on the node would show.
+    # The jail's /srv is not the node's: a copy on the node would show.
+    local shared
+    shared=$(jail_dir "e2e-sbcast-$$")/f
     run ush "sbatch --wait -w node1 -o $T/bcast.out --wrap '
         sbcast $T/src /tmp/e2e-sbcast-$$ && srun cat /tmp/e2e-sbcast-$$
-        sbcast $T/src /var/tmp/e2e-sbcast-$$ && srun cat /var/tmp/e2e-sbcast-$$
+        sbcast $T/src $shared && srun cat $shared
         sbcast $T/src \$HOME/$T/copy && srun cat \$HOME/$T/copy'"
     assert_success
     run cat "$HOST_HOME/$T/bcast.out"
     assert_output "payload-$$
 payload-$$
 payload-$$"
-    assert_equal "$(cat "$JAIL/var/tmp/e2e-sbcast-$$")" "payload-$$"
+    assert_equal "$(cat "$JAIL$shared")" "payload-$$"
     assert_equal "$(cat "$HOST_HOME/$T/copy")" "payload-$$"
-    [ ! -e "/var/tmp/e2e-sbcast-$$" ]
+    [ ! -e "$shared" ]
     [ ! -e "/tmp/e2e-sbcast-$$" ]
     [ ! -e "$STATE/nodes/node1/tmp/e2e-sbcast-$$" ]
     [ ! -e "$JAIL/tmp/e2e-sbcast-$$" ]

@@ -153,17 +153,20 @@ no_leftover() { ! pgrep -f 'sleep 4242' >/dev/null && ! pgrep -x sjail-ssh-init 
     assert_failure
 }
 
-@test "node1, no_job=private: the session's /tmp, /dev/shm and System V IPC are its own and go with it" {
+@test "node1, no_job=private: the session's /tmp (also its /var/tmp), /dev/shm and System V IPC are its own and go with it" {
     use_stack private
     # shellcheck disable=SC2016 # the session's shell expands it
     run sshnode1 'head -c 1048576 /dev/zero >/tmp/e2e-nojob-tmp &&
         head -c 1048576 /dev/zero >/dev/shm/e2e-nojob-shm && ipcmk -M 1048576 >/dev/null &&
+        echo var-tmp=$(ls /var/tmp) &&
         echo fs=$(stat -f -c %T /tmp),$(stat -f -c %T /dev/shm) &&
         echo ipc=$(ipcs -m | grep -c "^0x"); echo SESSION-DONE'
     assert_success
     assert_line SESSION-DONE
     assert_line fs=tmpfs,tmpfs
+    assert_line var-tmp=e2e-nojob-tmp
     assert_line ipc=1
+    [ ! -e "$JAIL/var/tmp/e2e-nojob-tmp" ]
     # Nothing of it is on the node: not in its tmp= directory, not in the
     # node's /dev/shm (this machine's), not in slurmd's IPC namespace.
     [ ! -e "$STATE/nodes/node1/tmp/e2e-nojob-tmp" ]

@@ -230,6 +230,14 @@ restart_slurmd() {
     wait_until 60 bash -c "'$LC' run -- sinfo -h -n $1 -o %t | grep -qx idle"
 }
 
+# jail_dir NAME: /srv/NAME, made in the jail (mode 1777): a directory of the
+# shared root that every job on every node sees and every user can write
+# (a job's /tmp and /var/tmp are its own). Prints its path in the jail.
+jail_dir() {
+    install -d -m 1777 "$JAIL/srv/$1"
+    echo "/srv/$1"
+}
+
 # ctld_exec CMD...: an admin command (root) on the controller host.
 ctld_exec() { nsenter -t "$(pid_in "$STATE/ctld/slurmctld.pid")" -m -u -n -- "$@"; }
 

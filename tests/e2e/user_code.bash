@@ -4,8 +4,8 @@
 # 11-node-changes.bats (after helpers.bash).
 #
 # Two drop directories, writable by everyone: HOST_DROP exists only on the
-# node's own root (the machine's /var/tmp, which every node shares), JAIL_DROP
-# only in the jail. The user's code appends "LABEL-saw-ROOT" to `ran` in
+# node's own root (the machine's /srv, which every node shares), JAIL_DROP
+# only in the jail (its /srv: a job's /tmp and /var/tmp are its own). The user's code appends "LABEL-saw-ROOT" to `ran` in
 # both, where ROOT is what it found at /: "jail" (the jail's marker file),
 # "host-root" (a path that exists only on the host) or "elsewhere". Any file
 # in HOST_DROP means something of the user's reached a node's own root.
@@ -14,8 +14,8 @@
 
 setup_drops() {
     local name=e2e-drop-$BATS_SUITE_TEST_NUMBER-$$
-    HOST_DROP=/var/tmp/$name-host
-    JAIL_DROP=/var/tmp/$name-jail
+    HOST_DROP=/srv/$name-host
+    JAIL_DROP=/srv/$name-jail
     install -d -m 1777 "$HOST_DROP" "$JAIL$JAIL_DROP"
     # Each exists on one side only.
     [ ! -e "$JAIL$HOST_DROP" ] && [ ! -e "$JAIL_DROP" ]
@@ -88,7 +88,6 @@ assert_ran_in_jail() {
 }
 
 set_plugstack() { echo "$1" >"$STATE/etc/plugstack.conf"; }
-
 
 # The job id in sbatch's output ($output of bats' run).
 submitted_job() { sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p' <<<"$output"; }

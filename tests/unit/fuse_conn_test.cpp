@@ -55,6 +55,10 @@ TEST(RootPathVariables, PmixsDirectoriesAreRemovedWithAReason) {
     EXPECT_EQ(line.rfind("SLURM_PMIX_TMPDIR=/etc removed from the step's environment", 0), 0U)
         << line;
     EXPECT_NE(line.find("PMIxCliTmpDirBase"), std::string::npos) << line;
+    // A value cannot forge a line of slurmd's log.
+    const std::string forged =
+        sjail::root_path_variable_removed("SLURM_PMIX_TMPDIR", "/x\n[2026] error: forged");
+    EXPECT_EQ(forged.find('\n'), std::string::npos) << forged;
 }
 
 } // namespace

@@ -21,7 +21,8 @@ namespace sjail {
 inline constexpr std::array<std::string_view, 2> kRootPathVariables = {"SLURM_PMIX_TMPDIR",
                                                                        "SLURM_PMIX_SRV_TMPDIR"};
 
-// The log line for a variable removed from the step's environment.
+// The log line for a variable removed from the step's environment (the
+// user's value on one line: control characters shown as '?').
 std::string root_path_variable_removed(std::string_view name, std::string_view value);
 
 } // namespace sjail
