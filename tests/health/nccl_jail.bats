@@ -177,18 +177,20 @@ CONF
 }
 
 @test "a state directory the user owns in the jail is refused before the benchmark runs" {
-    # /var/tmp: shared by jobs (each job's /tmp is its own)
-    run as_user_job 'mkdir -p /var/tmp/sjh-state'
+    # /srv/sjh-shared: a directory of the jail every user may write (a
+    # job's /tmp and /var/tmp are its own)
+    install -d -m 1777 "$JAIL/srv/sjh-shared"
+    run as_user_job 'mkdir -p /srv/sjh-shared/sjh-state'
     assert_success
-    run root_check_job --state-dir /var/tmp/sjh-state --env FAKE_NCCL_ARGS=/root/sjh-never \
+    run root_check_job --state-dir /srv/sjh-shared/sjh-state --env FAKE_NCCL_ARGS=/root/sjh-never \
         --env "FAKE_NCCL_FIXTURE=$JAIL_FIXTURES/05_low_bw_4gpu_nvswitch_p2p_disabled_a100.txt"
     assert_failure 2
     run last_check_output
-    assert_output "slurm-jail-nccl-check: error: refusing '/var/tmp/sjh-state': '/var/tmp/sjh-state' is owned by uid $USER_UID; what a check uses as root must be owned by root, like every directory above it, and not writable by group or others"
+    assert_output "slurm-jail-nccl-check: error: refusing '/srv/sjh-shared/sjh-state': '/srv/sjh-shared/sjh-state' is owned by uid $USER_UID; what a check uses as root must be owned by root, like every directory above it, and not writable by group or others"
     [ ! -e "$JAIL/root/sjh-never" ]
-    run ls -A "$JAIL/var/tmp/sjh-state"
+    run ls -A "$JAIL/srv/sjh-shared/sjh-state"
     assert_output ''
-    rm -rf "$JAIL/var/tmp/sjh-state"
+    rm -rf "$JAIL/srv/sjh-shared"
     run node_info n1
     assert_output 'idle|none'
 }

@@ -22,6 +22,9 @@ LC_ROOT=$SLURM_JAIL_ROOT
 . "$SLURM_JAIL_ROOT/hack/lib/slurm-releases.sh"
 
 SMOKE=/var/lib/slurm-jail-smoke
+# A file on the node's own root only (never in the jail) that every user can
+# reach, wherever the checkout is (below /root, users reach nothing).
+HOST_ONLY_FILE=$SMOKE/etc/slurm.conf
 SMOKE_USER=sjsmoke
 SMOKE_UID=5101
 SMOKE_GROUP2=sjsmokegrp

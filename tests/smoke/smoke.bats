@@ -39,8 +39,9 @@ teardown() {
     [ -n "$codename" ]
     assert_line "VERSION_CODENAME=$codename"
     assert_output --partial 'SLURM_JAIL_VERSION='
-    # A host-only path (the build tree) is absent in the task's view.
-    run as_user srun test -e "$SLURM_JAIL_BUILD_DIR"
+    # A file only the node's own root has is absent in the task's view.
+    in_node test -r "$HOST_ONLY_FILE"
+    run as_user srun test -e "$HOST_ONLY_FILE"
     assert_failure
 }
 
@@ -121,7 +122,7 @@ teardown() {
     assert_failure
     assert_output --partial '--no-jail is not allowed'
     use_plugstack "required chroot.so jail=/mnt/jail allow_opt_out=$SMOKE_USER"
-    run as_user srun --no-jail test -e "$SLURM_JAIL_BUILD_DIR"
+    run as_user srun --no-jail test -e "$HOST_ONLY_FILE"
     assert_success
 }
 

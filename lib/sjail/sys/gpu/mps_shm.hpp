@@ -19,13 +19,6 @@ namespace sjail {
 // daemon on this node): the job then has a /dev/shm of its own.
 Status open_mps_shm(const Config &config, Fd &out);
 
-// Empties gpu_mps_shm=DIR of what users left there: every entry owned by a
-// uid that is neither root's nor the user of a job still on the node
-// (job_user.hpp) is removed, without following links. Called when a job
-// ends on the node: the files of its user go with their last job there;
-// the daemon's (root's) stay, and so do those of a running job's user.
-void clean_mps_shm(const Config &config);
-
 // What to do when open_mps_shm fails.
 inline constexpr const char *kMpsShmFix =
     "make it a root-owned directory (a tmpfs, sticky when users write it) below root-owned "

@@ -6,6 +6,7 @@
 #include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/gpu/mps_shm.hpp"
 #include "sjail/sys/job/job_init.hpp"
+#include "sjail/sys/job/mps_shm_cleanup.hpp"
 #include "sjail/sys/node/node_watch.hpp"
 #include "sjail/sys/node/proc_options.hpp"
 #include "sjail/sys/ns_bind.hpp"
@@ -668,7 +669,7 @@ Status remove_job_tmp(const Config &config, std::uint32_t job) {
 
 // With the job's lock held and its init gone: its namespace files, its
 // job_tmp= directory and its state directory go, and what users with no
-// process left on the node left in gpu_mps_shm= (mps_shm.hpp). A job_tmp= directory that
+// job left on the node left in gpu_mps_shm= (mps_shm_cleanup.hpp). A job_tmp= directory that
 // stays is an orphan then (orphaned_job_tmp_dirs): the returned status says
 // why it stayed.
 Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths, OwnMounts &own) {
