@@ -2,7 +2,9 @@
 #include "sjail/core/job/fuse_conn.hpp"
 #include "sjail/core/job/root_path_env.hpp"
 
+#include <algorithm>
 #include <gtest/gtest.h>
+#include <string_view>
 
 namespace {
 
@@ -49,7 +51,7 @@ TEST(StuckDying, SigkillPendingInUninterruptibleSleepOrBehindAGoneLeader) {
 
 TEST(RootPathVariables, PmixsDirectoriesAreRemovedWithAReason) {
     EXPECT_NE(std::find(sjail::kRootPathVariables.begin(), sjail::kRootPathVariables.end(),
-                        "SLURM_PMIX_TMPDIR"),
+                        std::string_view("SLURM_PMIX_TMPDIR")),
               sjail::kRootPathVariables.end());
     const std::string line = sjail::root_path_variable_removed("SLURM_PMIX_TMPDIR", "/etc");
     EXPECT_EQ(line.rfind("SLURM_PMIX_TMPDIR=/etc removed from the step's environment", 0), 0U)
