@@ -232,7 +232,7 @@ fake() {
 # fake srun that executes the task either chrooted into it or on the host.
 helm_test_in() { # MODE (jail|host)
     local j=$BATS_TEST_TMPDIR/jail
-    mkdir -p "$j/usr" "$j/etc" "$j/var/tmp"
+    mkdir -p "$j/usr" "$j/etc" "$j/srv"
     ln -s usr/bin "$j/bin"
     ln -s usr/lib "$j/lib"
     [ ! -d /usr/lib64 ] || ln -s usr/lib64 "$j/lib64"
@@ -254,7 +254,7 @@ helm_test_in() { # MODE (jail|host)
     run grep -c '^srun --nodes=1 --time=5 --job-name=helm-test cat ' "$CALLS"
     assert_output 2
     # the token file is cleaned up
-    run find "$BATS_TEST_TMPDIR/jail/var/tmp" -type f
+    run find "$BATS_TEST_TMPDIR/jail/srv" -type f
     assert_output ""
 }
 
