@@ -3,6 +3,7 @@
 
 #include "sjail/core/job/fuse_conn.hpp"
 #include "sjail/sys/fd.hpp"
+#include "sjail/sys/process_scan.hpp"
 #include "sjail/sys/small_file.hpp"
 
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <string>
+#include <string_view>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,24 +33,13 @@ std::string read_below(int dir, const std::string &path) {
     return text;
 }
 
-template <typename Each> void for_each_pid(int proc, Each each) {
-    DIR *dir = ::fdopendir(::openat(proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir == nullptr) {
-        return;
-    }
-    while (const dirent *e = ::readdir(dir)) {
-        if (e->d_name[0] >= '1' && e->d_name[0] <= '9') {
-            each(std::string(e->d_name));
-        }
-    }
-    ::closedir(dir);
-}
-
 // The FUSE connections in the mount tables of the job's processes.
 std::set<std::uint64_t> job_connections(int job_proc) {
     std::set<std::uint64_t> found;
-    for_each_pid(job_proc, [&](const std::string &pid) {
-        found.merge(fuse_connections_of_mountinfo(read_below(job_proc, pid + "/mountinfo")));
+    for_each_pid(job_proc, [&](const char *pid) {
+        found.merge(
+            fuse_connections_of_mountinfo(read_below(job_proc, std::string(pid) + "/mountinfo")));
+        return true;
     });
     return found;
 }
@@ -91,10 +82,12 @@ int abort_in_child(int job_proc, int node_mnt) {
 std::set<pid_t> stuck_dying_processes(int job_proc) noexcept {
     std::set<pid_t> stuck;
     try {
-        for_each_pid(job_proc, [&](const std::string &pid) {
-            if (pid != "1" && is_stuck_dying(read_below(job_proc, pid + "/status"))) {
+        for_each_pid(job_proc, [&](const char *pid) {
+            if (std::string_view(pid) != "1" &&
+                is_stuck_dying(read_below(job_proc, std::string(pid) + "/status"))) {
                 stuck.insert(static_cast<pid_t>(std::stol(pid)));
             }
+            return true;
         });
     } catch (...) {
     }

@@ -8,6 +8,7 @@
 #include "sjail/sys/job/fuse_abort.hpp"
 #include "sjail/sys/node/proc_options.hpp"
 #include "sjail/sys/private_mounts.hpp"
+#include "sjail/sys/process_scan.hpp"
 
 #include <algorithm>
 #include <array>
@@ -139,20 +140,6 @@ std::string_view read_at(int dir, const char *name, char *buf, std::size_t size)
     const ssize_t n = ::read(fd, buf, size - 1);
     ::close(fd);
     return n > 0 ? std::string_view(buf, static_cast<std::size_t>(n)) : std::string_view();
-}
-
-// Calls `each` with every pid entry of a /proc directory fd.
-template <typename Each> void for_each_pid(int proc, Each each) noexcept {
-    DIR *dir = ::fdopendir(::openat(proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir == nullptr) {
-        return;
-    }
-    while (const dirent *e = ::readdir(dir)) {
-        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && !each(e->d_name)) {
-            break;
-        }
-    }
-    ::closedir(dir);
 }
 
 // A process besides the init in the job's PID namespace (its own /proc).
