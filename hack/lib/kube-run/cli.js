@@ -51,8 +51,8 @@ Options:
   --cluster-domain NAME  DNS domain of the cluster (default cluster.local)
   -h, --help             show this help
 
-podman runs with the project's settings (images/podman/) unless
-CONTAINERS_CONF / CONTAINERS_STORAGE_CONF are set. Needs root.
+podman runs with the project's settings (images/podman/containers.conf)
+unless CONTAINERS_CONF is set, and the machine's own storage. Needs root.
 `;
 
 function die(msg, code = 1) {
@@ -105,7 +105,6 @@ function parse(argv) {
 function usePodmanDefaults() {
   const conf = path.join(__dirname, '../../../images/podman');
   if (!process.env.CONTAINERS_CONF) process.env.CONTAINERS_CONF = path.join(conf, 'containers.conf');
-  if (!process.env.CONTAINERS_STORAGE_CONF) process.env.CONTAINERS_STORAGE_CONF = path.join(conf, 'storage.conf');
 }
 
 function runner(opts) {
