@@ -131,7 +131,8 @@ stuck_fuse_cancelled() {
 # mounts on a node.
 container_leftovers() {
     find /tmp /dev/shm "$STATE"/nodes/*/tmp -maxdepth 2 \
-        \( -name "containers-$TEST_UID" -o -name "podman-run-$TEST_UID" \) -print 2>/dev/null || true
+        \( -name "containers-$TEST_UID" -o -name "containers-user-$TEST_UID" -o -name "podman-run-$TEST_UID" \
+        -o -name "storage-run-$TEST_UID" \) -print 2>/dev/null || true
     find "$HOST_HOME/.local/share/containers" -name storage -print 2>/dev/null || true
     node_mounts node1 | awk '$3 ~ /^(fuse|overlay|squashfs)/' || true
 }

@@ -63,4 +63,11 @@ install_container_runtimes() {
     install_into_jail "${packages[@]}"
     install -d -m 0755 "$j/etc/containers"
     install -m 0644 "$LC_CONTAINERS_DIR/containers.conf" "$LC_CONTAINERS_DIR/storage.conf" "$j/etc/containers/"
+    # podman with containers/storage newer than 1.62 (Debian unstable's 5.8)
+    # reads the users' store and root's from these drop-ins (see storage.conf)
+    local d
+    for d in storage.rootless.conf.d storage.rootful.conf.d; do
+        install -d -m 0755 "$j/etc/containers/$d"
+        install -m 0644 "$LC_CONTAINERS_DIR/$d/50-slurm-jail.conf" "$j/etc/containers/$d/"
+    done
 }
