@@ -4,6 +4,7 @@
 #include "container_needs.hpp"
 #include "jail_arch.hpp"
 #include "mps_needs.hpp"
+#include "pyxis_needs.hpp"
 #include "requirements.hpp"
 #include "sjail/core/arch.hpp"
 #include "sjail/core/node/jail_policy.hpp"
@@ -37,7 +38,8 @@ struct Run {
     const Subject &subject;
     const Config &config;
     std::vector<Finding> findings;
-    Fd jail; // O_PATH of the jail root; empty when it cannot be opened at all
+    Fd jail;                      // O_PATH of the jail root; empty when it cannot be opened at all
+    bool node_gpu_driver = false; // the plugin binds this node's NVIDIA driver into jobs
 
     void problem(std::string cause, std::string fix) {
         findings.push_back({Severity::Problem, std::move(cause), std::move(fix)});
@@ -201,6 +203,7 @@ void check_gpu(Run &run, std::vector<MountPoint> &points) {
     if (!gpu.driver.found()) {
         return;
     }
+    run.node_gpu_driver = true;
     DriverPlan plan;
     if (auto s = plan_driver_view(gpu.driver.files, DriverView{}, plan); !s.ok()) {
         run.problem("the node's NVIDIA driver: " + s.message(), "set gpu=off until it is fixed");
@@ -390,17 +393,18 @@ std::optional<long long> kernel_setting(const char *path) {
 
 // The container runtimes in the jail, and what they need from the node
 // (user namespaces, /dev/fuse) and from the jail (setuid id-map helpers,
-// subordinate ids): see container_needs.hpp.
-void check_containers(Run &run) {
+// subordinate ids): see container_needs.hpp. Returns the runtimes found.
+std::vector<std::string> check_containers(Run &run) {
     ContainerFacts facts;
-    for (const char *path : {"/usr/bin/podman", "/usr/bin/ch-run", "/usr/bin/enroot"}) {
+    for (const char *path :
+         {"/usr/bin/podman", "/usr/bin/ch-run", "/usr/bin/enroot", "/usr/local/bin/enroot"}) {
         TrustedOpen found;
         if (open_in_jail(run, path, found).ok()) {
             facts.runtimes.emplace_back(path);
         }
     }
     if (facts.runtimes.empty()) {
-        return;
+        return {};
     }
     facts.max_user_namespaces = kernel_setting("/proc/sys/user/max_user_namespaces");
     facts.apparmor_restricts_userns =
@@ -428,6 +432,65 @@ void check_containers(Run &run) {
     }
     for (auto &finding : container_findings(run.config.jail, facts)) {
         run.findings.push_back(std::move(finding));
+    }
+    return facts.runtimes;
+}
+
+// True when `path` in the jail (resolved inside it, as enroot there sees
+// it) is a regular file that someone may execute.
+bool executable_in_jail(Run &run, std::string_view path) {
+    const std::string relative(path.substr(1));
+    const Fd fd = open_below(run.jail.get(), relative.c_str(), O_PATH | O_CLOEXEC, Resolve::InRoot);
+    struct stat st {};
+    return fd.valid() && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) &&
+           (st.st_mode & 0111U) != 0;
+}
+
+// The jail's enroot: its enroot.conf and GPU hooks (pyxis_needs.hpp).
+void check_enroot(Run &run) {
+    EnrootFacts facts;
+    TrustedOpen conf;
+    std::string text;
+    if (open_in_jail(run, std::string(kEnrootConf), conf, true).ok() &&
+        read_whole_file(conf.fd.get(), conf.shown, text).ok()) {
+        facts.conf = std::move(text);
+    }
+    facts.stock_gpu_hook = executable_in_jail(run, kEnrootStockGpuHook);
+    facts.jail_gpu_hook = executable_in_jail(run, kEnrootJailGpuHook);
+    facts.node_gpu_driver = run.node_gpu_driver;
+    for (auto &finding : enroot_findings(run.config.jail, facts)) {
+        run.findings.push_back(std::move(finding));
+    }
+}
+
+// The directories from "/" down to `path` on the node, as lstat shows them
+// (runtime_dir_finding stops at the first missing one or symlink).
+std::vector<NodeDirEntry> node_way(const std::string &path) {
+    std::vector<NodeDirEntry> way;
+    for (auto &component : path_and_parents(path)) {
+        struct stat st {};
+        const bool exists = ::lstat(component.c_str(), &st) == 0;
+        way.push_back({std::move(component), exists, exists && S_ISLNK(st.st_mode),
+                       exists && S_ISDIR(st.st_mode), st.st_uid, st.st_mode & 07777U});
+    }
+    return way;
+}
+
+// pyxis's plugstack.conf lines against chroot.so's, and the node directory
+// chroot.so binds at each one's runtime_path (pyxis_needs.hpp).
+void check_pyxis(Run &run) {
+    for (auto &finding : pyxis_line_findings(run.subject.plugins, run.config)) {
+        run.findings.push_back(std::move(finding));
+    }
+    for (const auto &pyxis : pyxis_lines(run.subject.plugins)) {
+        const std::string runtime_path = pyxis_runtime_path(pyxis);
+        const auto bind = bind_at(run.config, runtime_path);
+        if (!bind) {
+            continue; // a problem of pyxis_line_findings
+        }
+        if (auto finding = runtime_dir_finding(runtime_path, node_way(bind->source))) {
+            run.findings.push_back(std::move(*finding));
+        }
     }
 }
 
@@ -457,7 +520,11 @@ void check_for_jobs(Run &run) {
         }
     }
     check_jail_users(run);
-    check_containers(run);
+    const auto runtimes = check_containers(run);
+    if (std::any_of(runtimes.begin(), runtimes.end(),
+                    [](const std::string &path) { return path.ends_with("/enroot"); })) {
+        check_enroot(run);
+    }
 }
 
 // Slurm's own OCI support: oci.conf beside slurm.conf.
@@ -546,6 +613,7 @@ std::vector<Finding> inspect(const Subject &subject) {
         check_slurm_oci(run);
     }
     check_for_jobs(run);
+    check_pyxis(run);
     check_su(run);
     return run.findings;
 }

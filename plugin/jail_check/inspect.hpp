@@ -18,6 +18,8 @@ struct Subject {
     PluginLine line;                          // the chroot.so line
     std::string plugstack;                    // the plugstack.conf it came from ("" for --line)
     std::vector<std::string> plugstack_files; // plugstack.conf and the files it includes
+    std::vector<PluginLine> plugins;          // every plugin line, in Slurm's load order
+                                              // (none for --line): pyxis's are checked
     SlurmSettings slurm;
     bool have_slurm_conf = false;
 };
@@ -25,7 +27,7 @@ struct Subject {
 // Every problem at once, in a stable order: the jail, its system paths, the
 // mount points (with their node sources), the node's GPU driver, the state
 // and tmp directories, slurm.conf, what srun inside jobs needs, what the
-// jail's container runtimes need.
+// jail's container runtimes need, pyxis's lines and the jail's enroot.
 std::vector<Finding> inspect(const Subject &subject);
 
 } // namespace sjail::check

@@ -70,6 +70,7 @@ std::vector<sjail::PluginLine> read_chroot_lines(sjail::check::Subject &subject,
         path.starts_with('/') ? path : std::filesystem::absolute(path).string();
     const auto read = sjail::read_plugstack(absolute);
     subject.plugstack_files = read.files;
+    subject.plugins = read.plugins;
     add_notes(read.notes, findings);
     if (!read.cause.empty()) {
         findings.push_back(
