@@ -111,6 +111,16 @@ root -rwsr-xr-x
 /etc/subgid:1
 "/tmp/containers-$UID/storage"
 mtab'
+    # enroot's settings for pyxis (enroot itself is the admin's to add):
+    # its files in the job's /tmp, our GPU hook, not enroot's 98-nvidia.sh
+    run podman run --rm --network none --entrypoint sh localhost/slurm-jail/jail:latest -c \
+        'sed -n "s/^ENROOT_DATA_PATH  *//p" /etc/enroot/enroot.conf
+         test -x /etc/enroot/hooks.d/50-slurm-jail-nvidia.sh && echo hook
+         test -e /etc/enroot/hooks.d/98-nvidia.sh || echo no-98-nvidia'
+    assert_success
+    assert_output '/tmp/enroot-${UID}/data
+hook
+no-98-nvidia'
     run podman run --rm --network none localhost/slurm-jail/worker:latest \
         sh -c 'test -f /usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so && command -v slurmd slurmctld slurmdbd munged
             if command -v slurm-jail-gpu-check; then slurm-jail-gpu-check --help >/dev/null && echo health-ok; fi'
