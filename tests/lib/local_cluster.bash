@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
-# Calling the local cluster's own functions from a test (tests/compat,
+# Calling the local cluster's own functions from a test (tests/release-builds,
 # tests/shared-fs), with the cluster's settings.
 
 # lc_call FUNCTION ARGS...: a function of hack/lib/local-cluster (common.sh,

@@ -5,7 +5,10 @@
 # compiler: it builds in Release with warnings as errors, its pure unit tests
 # pass there, the job container plugin offers exactly the entry points that
 # release's libslurm looks up, and cpack makes that release's .deb.
-# The first run makes the roots (minutes each); later runs reuse them.
+# The first run makes the roots (minutes each); later runs reuse them. So
+# does the compat suite: its clusters on these releases find the roots, the
+# build directories and the jails' rootfs made here (tests/run-all starts
+# compat after this suite when both run).
 
 releases=(24.11 26.05)
 
