@@ -62,9 +62,11 @@ remove_machine_jail_dirs() {
 
 # The node-local pieces under BASE/node (below /run: the plugin makes their
 # mount points in the view's own /run), so nothing of Slurm is needed.
+# var_tmp=jail: the work directory is below the jail's /var/tmp, which a
+# job sees only with that setting (by default its /var/tmp is its /tmp).
 gpu_jail_settings() {
     local node=$1/node
-    echo "jail=$1/jail state=$1/state munge=$node/munge conf_dir=$node/conf spool=$node/spool tmp=$node/tmp"
+    echo "jail=$1/jail state=$1/state munge=$node/munge conf_dir=$node/conf spool=$node/spool tmp=$node/tmp var_tmp=jail"
 }
 
 # build_all_reduce_perf SRC NCCL_HOME WORK: builds nccl-tests' all_reduce_perf
