@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pyxis_needs.hpp"
+#include "slurm_conf.hpp"
 
 #include "sjail/core/path_rules.hpp"
 
@@ -121,15 +122,6 @@ std::string_view unquoted(std::string_view value) {
         return value.substr(1, value.size() - 2);
     }
     return value;
-}
-
-std::string_view trimmed(std::string_view text) {
-    const auto first = text.find_first_not_of(" \t\r");
-    if (first == std::string_view::npos) {
-        return {};
-    }
-    const auto last = text.find_last_not_of(" \t\r");
-    return text.substr(first, last - first + 1);
 }
 
 // The line without a comment that starts a word (" #..."), as the shell reads it.
@@ -283,7 +275,7 @@ std::map<std::string, std::string> parse_enroot_conf(std::string_view text) {
     std::map<std::string, std::string> out;
     while (!text.empty()) {
         const auto end = text.find('\n');
-        const std::string_view line = trimmed(without_comment(trimmed(text.substr(0, end))));
+        const std::string_view line = trim(without_comment(trim(text.substr(0, end))));
         text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
         if (line.empty() || line.front() == '#') {
             continue;
@@ -291,7 +283,7 @@ std::map<std::string, std::string> parse_enroot_conf(std::string_view text) {
         const auto blank = line.find_first_of(" \t");
         const std::string_view key = line.substr(0, blank);
         const std::string_view value =
-            blank == std::string_view::npos ? std::string_view{} : trimmed(line.substr(blank));
+            blank == std::string_view::npos ? std::string_view{} : trim(line.substr(blank));
         out.emplace(std::string(key), std::string(unquoted(value))); // the first one wins
     }
     return out;
