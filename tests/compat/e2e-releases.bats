@@ -12,7 +12,12 @@
 # (default: all of them). The whole e2e suite runs on one release with
 # SLURM_JAIL_LOCAL_SLURM=REL tests/run-all e2e; 08-local-cluster is left out
 # here (about 100 s), its check of slurmctld's log is made by the up test;
-# 34-user-controls runs on 26.05 only (the newest release; 22.05 in e2e).
+# 34-user-controls runs on 26.05 only (the newest release; 22.05 in e2e), and
+# so do 33-containers and 35-pyxis: each restarts the cluster with
+# --containers (35 with --pyxis too; without --fake-gpu off this machine's
+# release, so their GPU tests skip) and brings the plain one back after,
+# 78 s and 86 s here; 35 is skipped unless hack/build-pyxis-enroot built
+# pyxis for 26.05.
 # SLURM_JAIL_LOCAL_JOB_CONTAINER=no: chroot.so alone (see local-cluster --help).
 
 setup_file() {
@@ -23,7 +28,7 @@ setup() {
     # shellcheck source=tests/lib/counted_bats.bash
     . "$SLURM_JAIL_ROOT/tests/lib/counted_bats.bash"
     LC=$SLURM_JAIL_ROOT/hack/local-cluster
-    E2E_FILES=${SLURM_JAIL_COMPAT_E2E:-06-fail-closed 10-no-host-root 12-job-isolation 21-slurmd-requests 09-ssh 29-stepd-user-actions 34-user-controls smoke}
+    E2E_FILES=${SLURM_JAIL_COMPAT_E2E:-06-fail-closed 10-no-host-root 12-job-isolation 21-slurmd-requests 09-ssh 29-stepd-user-actions 34-user-controls 33-containers 35-pyxis smoke}
 }
 
 # compat_up REL: a fresh cluster on Slurm REL; its start time is kept for
@@ -71,6 +76,17 @@ compat_smoke() {
         counted_bats "compat: Slurm $rel" smoke "$SLURM_JAIL_ROOT/tests/smoke/smoke.bats"
 }
 
+# compat_pyxis REL: e2e 35-pyxis on Slurm REL, when hack/build-pyxis-enroot
+# built pyxis for it (else every test of the file skips, which counted_bats
+# counts as a failure).
+compat_pyxis() {
+    local dir=${SLURM_JAIL_PYXIS_DIR:-$SLURM_JAIL_ROOT/.tools/pyxis-enroot}
+    selected 35-pyxis
+    [ -f "$dir/pyxis-$1/spank_pyxis.so" ] && [ -x "$dir/enroot-root/usr/local/bin/enroot" ] ||
+        skip "no pyxis build for Slurm $1 in $dir: hack/build-pyxis-enroot --slurm $1"
+    compat_e2e "$1" 35-pyxis
+}
+
 selected() {
     case " $E2E_FILES " in
         *" $1 "*) ;;
@@ -104,5 +120,7 @@ compat_down() {
 @test "Slurm 26.05: e2e 09-ssh" { compat_e2e 26.05 09-ssh; }
 @test "Slurm 26.05: e2e 29-stepd-user-actions" { compat_e2e 26.05 29-stepd-user-actions; }
 @test "Slurm 26.05: e2e 34-user-controls" { compat_e2e 26.05 34-user-controls; }
+@test "Slurm 26.05: e2e 33-containers" { compat_e2e 26.05 33-containers; }
+@test "Slurm 26.05: e2e 35-pyxis" { compat_pyxis 26.05; }
 @test "Slurm 26.05: local-cluster down" { compat_down 26.05; }
 @test "Slurm 26.05: smoke" { compat_smoke 26.05; }

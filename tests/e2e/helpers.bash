@@ -45,6 +45,22 @@ if [ ! -e "$RELEASE_ROOTFS$PAM_SLURM_ADOPT" ]; then
     PAM_SLURM_ADOPT=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/security/pam_slurm_adopt.so
 fi
 
+# The container files (33, 35) start the cluster with `up --fake-gpu
+# --containers` on this machine's own Slurm release; local-cluster builds
+# the fake GPU drivers for that release only, so on another one
+# (SLURM_JAIL_LOCAL_SLURM) they start it with --containers alone, and their
+# GPU tests skip (skip_unless_fake_gpu).
+containers_up_args() {
+    local host
+    host=$(dpkg-query -W -f='${Version}' slurmd 2>/dev/null | cut -d. -f1,2)
+    if [ -z "${SLURM_JAIL_LOCAL_SLURM:-}" ] || [ "$SLURM_JAIL_LOCAL_SLURM" = "$host" ]; then echo --fake-gpu; fi
+    echo --containers
+}
+skip_unless_fake_gpu() {
+    [ -f "$STATE/fake-gpu" ] ||
+        skip "no fake GPU on Slurm $CLUSTER_RELEASE: local-cluster up --fake-gpu runs on this machine's release only"
+}
+
 # sshd_config_for_refusal_tests: sshd_config lines for a test sshd that is
 # refused logins on purpose. OpenSSH 9.8 and later (Debian 13 on) stop taking
 # connections from an address after a few failed logins, and every test

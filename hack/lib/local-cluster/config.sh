@@ -80,7 +80,12 @@ write_config() {
     local etc=$LC_STATE/etc
     install -d -m 0755 "$etc" "$LC_STATE/ctld" "$LC_STATE/logs"
     write_slurm_conf >"$etc/slurm.conf"
-    echo "$LC_PLUGSTACK_LINE${LC_PLUGSTACK_EXTRA:+ $LC_PLUGSTACK_EXTRA}" >"$etc/plugstack.conf"
+    # With up --pyxis, chroot.so's line binds pyxis's runtime_path and
+    # pyxis's line follows it (pyxis.sh).
+    {
+        echo "$LC_PLUGSTACK_LINE${LC_PLUGSTACK_EXTRA:+ $LC_PLUGSTACK_EXTRA}$(pyxis_chroot_args)"
+        pyxis_plugstack_line
+    } >"$etc/plugstack.conf"
     # Read only with task/cgroup; the nodes share the host's cgroup v1 tree.
     printf '%s\n' "# Written by hack/local-cluster." "CgroupPlugin=cgroup/v1" \
         "ConstrainRAMSpace=yes" "ConstrainSwapSpace=yes" >"$etc/cgroup.conf"

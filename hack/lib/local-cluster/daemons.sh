@@ -127,4 +127,5 @@ remove_node_state() {
         fi
         find "$d" -mindepth 1 -maxdepth 1 -exec rm -rf --one-file-system {} +
     done
+    remove_pyxis_node_state
 }

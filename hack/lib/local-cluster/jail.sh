@@ -182,7 +182,7 @@ build_plugin() {
     targets+=(pam_slurm_jail)
     if [ -n "$(release_rootfs)" ]; then
         # Against that release's headers, with its compiler, in its rootfs.
-        # The build type the directory already has (tests/compat builds the
+        # The build type the directory already has (tests/release-builds builds the
         # whole tree there), so that this build adds to it.
         type=$(tree_build_type "$build-$release")
         log "building the plugin for Slurm $release in $build-$release"
@@ -216,7 +216,7 @@ install_plugin() {
     jc=$(job_container_name)
     install -d -m 0755 "$LC_STATE/plugins"
     rsync -a --delete --exclude=/chroot.so --exclude=/job_container_slurm_jail.so \
-        --exclude=/namespace_slurm_jail.so "$(release_rootfs)$LC_PLUGIN_DIR/" "$LC_STATE/plugins/"
+        --exclude=/namespace_slurm_jail.so --exclude=/spank_pyxis.so "$(release_rootfs)$LC_PLUGIN_DIR/" "$LC_STATE/plugins/"
     # Slurm's PMIx plugins without the PMIx library they load: slurmctld
     # logs errors for them on every start, and no job could use them.
     if [ ! -e "$(release_rootfs)/usr/lib/$LC_MULTIARCH/libpmix.so" ]; then
@@ -227,6 +227,7 @@ install_plugin() {
         replace_file "$LC_JOB_CONTAINER_SO" "$LC_STATE/plugins/$jc.so"
     fi
     replace_file "$LC_PLUGIN_SO" "$(jail_dir)$LC_PLUGIN_DIR/chroot.so"
+    install_pyxis_plugin
     install_su_stack
 }
 
