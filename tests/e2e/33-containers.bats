@@ -204,7 +204,7 @@ built
     assert_line --regexp "cannot touch '/etc/ld.so.cache': (Read-only file system|Permission denied)"
     assert_line --partial "cannot touch '/etc/passwd': Permission denied"
     # The node's GPU driver, bound read-only (a fake one: this machine's release only).
-    if [ -f "$STATE/fake-gpu" ]; then
+    if fake_gpu_release; then
         assert_line --partial "cannot touch '/usr/local/nvidia/x': Read-only file system"
         [ ! -e "$STATE/nodes/node2/nvidia/x" ]
     fi

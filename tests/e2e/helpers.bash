@@ -56,8 +56,10 @@ containers_up_args() {
     if [ -z "${SLURM_JAIL_LOCAL_SLURM:-}" ] || [ "$SLURM_JAIL_LOCAL_SLURM" = "$host" ]; then echo --fake-gpu; fi
     echo --containers
 }
+# (on this machine's release the GPU tests run, and fail without a fake GPU)
+fake_gpu_release() { [ "$(containers_up_args | head -n 1)" = --fake-gpu ]; }
 skip_unless_fake_gpu() {
-    [ -f "$STATE/fake-gpu" ] ||
+    fake_gpu_release ||
         skip "no fake GPU on Slurm $CLUSTER_RELEASE: local-cluster up --fake-gpu runs on this machine's release only"
 }
 
