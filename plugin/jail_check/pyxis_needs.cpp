@@ -3,15 +3,15 @@
 #include "slurm_conf.hpp"
 
 #include "sjail/core/path_rules.hpp"
+#include "sjail/core/trust_rules.hpp"
 
 #include <algorithm>
 #include <array>
 #include <iterator>
+#include <sys/stat.h>
 
 namespace sjail::check {
 namespace {
-
-constexpr unsigned kGroupOrOthersWrite = 0022;
 
 // The safe arrangement, as a fix: the two plugstack.conf lines.
 std::string runtime_path_fix(const Config &config) {
@@ -98,21 +98,14 @@ std::string way_fix(const NodeDirEntry &entry) {
     return "chown root:root " + entry.path + "; chmod go-w " + entry.path;
 }
 
-// What is wrong with one directory on the way, or "" when nothing is.
+// What is wrong with one directory on the way, or "" when nothing is: the
+// plugin's own trust rule (trust_rules.hpp), and no symlink at all.
 std::string entry_fault(const NodeDirEntry &entry) {
     if (entry.symlink) {
         return "is a symlink";
     }
-    if (!entry.directory) {
-        return "is not a directory";
-    }
-    if (entry.uid != 0) {
-        return "is owned by uid " + std::to_string(entry.uid) + ", not root";
-    }
-    if ((entry.mode & kGroupOrOthersWrite) != 0) {
-        return "is writable by group or others";
-    }
-    return {};
+    const PathFacts facts{entry.uid, (entry.directory ? S_IFDIR : S_IFREG) | entry.mode, false};
+    return untrusted_because(facts, kRootOnly, PathRole::directory_on_the_way);
 }
 
 // Removes one pair of quotes around `value`, as the shell's eval would.

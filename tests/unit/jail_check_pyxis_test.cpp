@@ -196,10 +196,14 @@ TEST(PyxisNeeds, ANodeDirectoryNotRootsAllTheWayIsAProblem) {
     const std::vector<Case> cases{
         {3,
          {"/var/lib/pyxis", true, false, true, 1000, 0755},
-         "/var/lib/pyxis is owned by uid 1000, not root"},
-        {3, {"/var/lib/pyxis", true, false, true, 0, 0775}, "/var/lib/pyxis is writable by group"},
-        {2, {"/var/lib", true, false, true, 0, 0757}, "/var/lib is writable by group or others"},
-        {1, {"/var", true, false, true, 5, 0755}, "/var is owned by uid 5, not root"},
+         "/var/lib/pyxis is owned by uid 1000 ("},
+        {3,
+         {"/var/lib/pyxis", true, false, true, 0, 0775},
+         "/var/lib/pyxis is writable by group or others (mode 0775)"},
+        {2,
+         {"/var/lib", true, false, true, 0, 0757},
+         "/var/lib is writable by group or others (mode 0757)"},
+        {1, {"/var", true, false, true, 5, 0755}, "/var is owned by uid 5 ("},
         {2, {"/var/lib", true, true, false, 0, 0777}, "/var/lib is a symlink"},
         {3, {"/var/lib/pyxis", true, false, false, 0, 0644}, "/var/lib/pyxis is not a directory"},
     };
