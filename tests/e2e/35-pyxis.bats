@@ -288,14 +288,13 @@ $TEST_UID"
 
 @test "slurm-jail-check on a pyxis node: the install of docs/pyxis.md passes clean; enroot's own GPU hook is a warning, a runtime_path others can write a problem" {
     local check=$CLUSTER_BUILD/plugin/jail_check/slurm-jail-check
-    in_node1() { nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$@"; }
-    run in_node1 "$check"
+    run on_node node1 "$check"
     assert_success
     refute_output --partial WARNING
     refute_output --partial PROBLEM
     cp "$JAIL/etc/enroot/hooks.d/50-slurm-jail-nvidia.sh" "$JAIL/etc/enroot/hooks.d/98-nvidia.sh"
     chmod 0777 "$STATE/nodes/node1/pyxis"
-    run in_node1 "$check"
+    run on_node node1 "$check"
     chmod 0755 "$STATE/nodes/node1/pyxis"
     rm -f "$JAIL/etc/enroot/hooks.d/98-nvidia.sh"
     assert_failure

@@ -151,6 +151,8 @@ wait_until() {
 pid_in() { head -n 1 "$1"; }
 
 slurmd_pid() { pid_in "$STATE/nodes/$1/spool/slurmd.pid"; }
+# on_node NODE CMD...: CMD in NODE's mount, UTS and network namespaces (as root).
+on_node() { nsenter -t "$(slurmd_pid "$1")" -m -u -n -- "${@:2}"; }
 
 # Mount table of a node's own mount namespace (where slurmstepd runs).
 # Mounts of podman containers (other suites, and private stores such as
