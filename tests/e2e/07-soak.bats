@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# 300 short jobs in a row, 64 tasks at once across both nodes, then 1000 batch
+# 100 short jobs in a row, 64 tasks at once across both nodes, then 300 batch
 # jobs (an array). Afterwards no job state, mount, process or slurmd file
-# descriptor is left over.
+# descriptor is left over: a leak of one per job shows at these counts. The
+# benchmarks' full run checks the same after 1000 jobs (bench/README.md).
 # Timings are printed as TAP comments; they are measured, never asserted.
 
 setup_file() {
@@ -21,16 +22,16 @@ setup() {
     load_assertions
 }
 
-@test "300 short jobs in a row all run in the jail" {
+@test "100 short jobs in a row all run in the jail" {
     local t0=$EPOCHREALTIME
-    run ush 'for i in $(seq 300); do
+    run ush 'for i in $(seq 100); do
                  srun -N1 -w node$((i % 2 + 1)) test -f /etc/slurm-jail-release || { echo "job $i failed"; exit 1; }
-             done; echo all-300-done'
-    printf '# soak: 300 sequential jobs took %s s\n' "$(elapsed_since "$t0")" >&3
+             done; echo all-100-done'
+    printf '# soak: 100 sequential jobs took %s s\n' "$(elapsed_since "$t0")" >&3
     assert_success
     # srun may say a job waited for resources (a node still completing the
     # one before); every job's exit status was checked.
-    assert_line all-300-done
+    assert_line all-100-done
     refute_output --partial failed
 }
 
@@ -44,10 +45,10 @@ setup() {
     assert_equal "$(grep -c '^in-jail node2$' <<<"$output")" 32
 }
 
-@test "1000 batch jobs (an array over both nodes) all run in the jail" {
+@test "300 batch jobs (an array over both nodes) all run in the jail" {
     local t0=$EPOCHREALTIME
-    run ush "sbatch --wait --array=0-999 -o /dev/null -e /dev/null --wrap 'test -f $MARKER'"
-    printf '# soak: 1000 array jobs took %s s\n' "$(elapsed_since "$t0")" >&3
+    run ush "sbatch --wait --array=0-299 -o /dev/null -e /dev/null --wrap 'test -f $MARKER'"
+    printf '# soak: 300 array jobs took %s s\n' "$(elapsed_since "$t0")" >&3
     assert_success
     # sbatch --wait exits with the highest exit code of the array's tasks:
     # 0 means every one found the jail's marker. None is left in the queue.
