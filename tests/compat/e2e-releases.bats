@@ -3,12 +3,13 @@
 # The local cluster on the other Slurm releases slurm-jail supports: for each
 # one, `local-cluster up --slurm REL` (that release's daemons, plugins built
 # against its headers, its jail), then a set of e2e files against that
-# cluster, then `down`, then the smoke suite's node on that release. One
-# test per release and e2e file: it passes when
-# every test of that file passed there; a file whose tests all skipped fails.
+# cluster, then `down` (the smoke suite's one node runs on these releases in
+# tests/smoke/releases.bats). One test per release and e2e file: it passes
+# when every test of that file passed there; a file whose tests all skipped
+# fails.
 # Each file's counts and the durations go to the TAP stream as comments.
 #
-# SLURM_JAIL_COMPAT_E2E="06-fail-closed ... smoke": the e2e files and smoke, among those below
+# SLURM_JAIL_COMPAT_E2E="06-fail-closed ...": the e2e files, among those below
 # (default: all of them). The whole e2e suite runs on one release with
 # SLURM_JAIL_LOCAL_SLURM=REL tests/run-all e2e; 08-local-cluster is left out
 # here (about 100 s), its check of slurmctld's log is made by the up test;
@@ -28,7 +29,7 @@ setup() {
     # shellcheck source=tests/lib/counted_bats.bash
     . "$SLURM_JAIL_ROOT/tests/lib/counted_bats.bash"
     LC=$SLURM_JAIL_ROOT/hack/local-cluster
-    E2E_FILES=${SLURM_JAIL_COMPAT_E2E:-06-fail-closed 10-no-host-root 12-job-isolation 21-slurmd-requests 09-ssh 29-stepd-user-actions 34-user-controls 33-containers 35-pyxis smoke}
+    E2E_FILES=${SLURM_JAIL_COMPAT_E2E:-06-fail-closed 10-no-host-root 12-job-isolation 21-slurmd-requests 09-ssh 29-stepd-user-actions 34-user-controls 33-containers 35-pyxis}
 }
 
 # compat_up REL: a fresh cluster on Slurm REL; its start time is kept for
@@ -66,16 +67,6 @@ compat_e2e() {
         counted_bats "compat: Slurm $rel" "$file" "$SLURM_JAIL_ROOT/tests/e2e/$file.bats"
 }
 
-# compat_smoke REL: the smoke suite (tests/smoke/smoke.bats: one node, its
-# own slurmctld and slurmd) on Slurm REL, with the chroot.so the cluster was
-# built with; after the cluster is down.
-compat_smoke() {
-    local rel=$1
-    selected smoke
-    SLURM_JAIL_SMOKE_SLURM=$rel SLURM_JAIL_BUILD_DIR=${SLURM_JAIL_BUILD_DIR:-$SLURM_JAIL_ROOT/build}-$rel \
-        counted_bats "compat: Slurm $rel" smoke "$SLURM_JAIL_ROOT/tests/smoke/smoke.bats"
-}
-
 # compat_pyxis REL: e2e 35-pyxis on Slurm REL, when hack/build-pyxis-enroot
 # built pyxis for it (else every test of the file skips, which counted_bats
 # counts as a failure).
@@ -110,7 +101,6 @@ compat_down() {
 @test "Slurm 24.11: e2e 09-ssh" { compat_e2e 24.11 09-ssh; }
 @test "Slurm 24.11: e2e 29-stepd-user-actions" { compat_e2e 24.11 29-stepd-user-actions; }
 @test "Slurm 24.11: local-cluster down" { compat_down 24.11; }
-@test "Slurm 24.11: smoke" { compat_smoke 24.11; }
 
 @test "Slurm 26.05: local-cluster up" { compat_up 26.05; }
 @test "Slurm 26.05: e2e 06-fail-closed" { compat_e2e 26.05 06-fail-closed; }
@@ -123,4 +113,3 @@ compat_down() {
 @test "Slurm 26.05: e2e 33-containers" { compat_e2e 26.05 33-containers; }
 @test "Slurm 26.05: e2e 35-pyxis" { compat_pyxis 26.05; }
 @test "Slurm 26.05: local-cluster down" { compat_down 26.05; }
-@test "Slurm 26.05: smoke" { compat_smoke 26.05; }
