@@ -25,6 +25,26 @@ std::string label_escape(std::string_view v) {
     return out;
 }
 
+template <typename T> nlohmann::json json_or_null(const std::optional<T> &v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// One gauge family: its HELP and TYPE lines, then a sample for each port that has a value.
+template <typename ValueOf>
+std::string ib_port_gauge(const std::vector<IbPortReading> &ports, const RunInfo &info,
+                          std::string_view name, std::string_view help, ValueOf value_of) {
+    std::string out = fmt::format("# HELP slurm_jail_gpu_check_{} {}\n", name, help);
+    out += fmt::format("# TYPE slurm_jail_gpu_check_{} gauge\n", name);
+    for (const auto &p : ports) {
+        if (const auto value = value_of(p)) {
+            out += fmt::format(
+                "slurm_jail_gpu_check_{}{{node=\"{}\",port=\"{}\",link_layer=\"{}\"}} {}\n", name,
+                label_escape(info.node), label_escape(p.name), label_escape(p.link_layer), *value);
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 std::string render_human(const Evaluation &e, const RunInfo &info) {
@@ -84,6 +104,40 @@ std::string render_metrics(const Evaluation &e, const RunInfo &info) {
     out += "# TYPE slurm_jail_gpu_check_last_run_timestamp_seconds gauge\n";
     out += fmt::format("slurm_jail_gpu_check_last_run_timestamp_seconds{{node=\"{}\"}} {:.3f}\n",
                        label_escape(info.node), info.timestamp_s);
+    return out;
+}
+
+std::string render_ib_port_metrics(const std::vector<IbPortReading> &ports, const RunInfo &info) {
+    if (ports.empty()) {
+        return {};
+    }
+    std::string out = ib_port_gauge(
+        ports, info, "ib_port_up", "1 if the port is ACTIVE and LinkUp, 0 otherwise.",
+        [](const IbPortReading &p) { return std::optional<int>(port_is_up(p) ? 1 : 0); });
+    out += ib_port_gauge(ports, info, "ib_port_rate_gbps", "The port's rate in Gb/s.",
+                         [](const IbPortReading &p) { return parse_ib_rate(p.rate); });
+    out += ib_port_gauge(ports, info, "ib_port_link_downed",
+                         "The port's link_downed counter (times the link went down).",
+                         [](const IbPortReading &p) { return p.link_downed; });
+    out += ib_port_gauge(ports, info, "ib_port_symbol_error",
+                         "The port's symbol_error counter (bit errors on the wire).",
+                         [](const IbPortReading &p) { return p.symbol_error; });
+    return out;
+}
+
+nlohmann::json render_ib_ports_json(const std::vector<IbPortReading> &ports) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto &p : ports) {
+        out.push_back({{"port", p.name},
+                       {"link_layer", p.link_layer},
+                       {"state", p.state},
+                       {"phys_state", p.phys_state},
+                       {"up", port_is_up(p)},
+                       {"rate", p.rate},
+                       {"rate_gbps", json_or_null(parse_ib_rate(p.rate))},
+                       {"link_downed", json_or_null(p.link_downed)},
+                       {"symbol_error", json_or_null(p.symbol_error)}});
+    }
     return out;
 }
 

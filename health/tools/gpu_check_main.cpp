@@ -2,6 +2,9 @@
 // slurm-jail-gpu-check: the quick GPU health check, run by slurmd as its
 // HealthCheckProgram. See man/slurm-jail-gpu-check.8.
 #include "gpu_checks.hpp"
+#include "ib_checks.hpp"
+#include "ib_state_file.hpp"
+#include "ib_sysfs.hpp"
 #include "kernel_log.hpp"
 #include "nvml_probe.hpp"
 #include "report.hpp"
@@ -13,7 +16,9 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdint>
 #include <fmt/format.h>
+#include <optional>
 
 namespace {
 
@@ -30,6 +35,10 @@ struct Options : NodeActionOptions {
     std::string fatal_xids;
     unsigned temp_warn_c = 85;
     std::string metrics_file;
+    std::string sysfs_root = kDefaultSysfsRoot;
+    std::string ib_ports;
+    std::string ib_min_rate;
+    std::uint64_t ib_symbol_error_drain = 0;
 };
 
 void add_options(CLI::App &app, Options &o) {
@@ -54,6 +63,18 @@ void add_options(CLI::App &app, Options &o) {
         ->capture_default_str();
     app.add_option("--metrics-file", o.metrics_file,
                    "Write Prometheus metrics here (node_exporter textfile collector)");
+    app.add_option("--sysfs-root", o.sysfs_root, "Where sysfs is mounted (InfiniBand ports)")
+        ->capture_default_str();
+    app.add_option("--ib-ports", o.ib_ports,
+                   "Comma-separated HCA/PORT that must be up, e.g. mlx5_0/1,mlx5_1/1 (default: "
+                   "the ports up at the last passing run)");
+    app.add_option("--ib-min-rate", o.ib_min_rate,
+                   "Gb/s every expected port must reach, e.g. 400 (default: each port's rate at "
+                   "the last passing run)");
+    app.add_option("--ib-symbol-error-drain", o.ib_symbol_error_drain,
+                   "Drain when a port's symbol_error grows by more than this between runs (0: "
+                   "only report)")
+        ->capture_default_str();
     add_node_action_options(app, o);
 }
 
@@ -100,6 +121,55 @@ std::vector<XidEvent> scan_xids(const Options &o, Evaluation &problems_out) {
     }
 }
 
+IbCheckConfig ib_check_config(const Options &o) {
+    IbCheckConfig cfg;
+    if (!o.ib_ports.empty()) {
+        cfg.ports = parse_ib_port_list(o.ib_ports);
+    }
+    if (!o.ib_min_rate.empty()) {
+        cfg.min_rate_gbps = parse_ib_min_rate(o.ib_min_rate);
+    }
+    cfg.symbol_error_drain = o.ib_symbol_error_drain;
+    return cfg;
+}
+
+std::string ib_state_path(const Options &o) {
+    return o.state_dir + "/" + kIbStateFile;
+}
+
+// What the last runs left in --state-dir; nothing with --no-drain, which
+// leaves the state directory alone.
+IbState previous_ib_state(const Options &o) {
+    if (o.no_drain || !check_state_dir(o.state_dir)) {
+        return {};
+    }
+    return read_ib_state(ib_state_path(o));
+}
+
+// nullopt, with a warning, when sysfs could not be read: the ports are then
+// neither judged nor remembered.
+std::optional<std::vector<IbPortReading>> scan_ib_ports(const Options &o,
+                                                        Evaluation &problems_out) {
+    try {
+        return read_ib_ports(o.sysfs_root);
+    } catch (const std::exception &e) {
+        problems_out.problems.push_back({"ib_port", std::nullopt, Severity::warn,
+                                         fmt::format("IB ports not checked: {}", e.what())});
+        return std::nullopt;
+    }
+}
+
+// After acting on the node (which made the state directory): the counters
+// seen now, and the ports up now when the run passed. Not with --no-drain or
+// --dry-run, and not on a node that has no port and never had one.
+void remember_ib_ports(const Options &o, const std::vector<IbPortReading> &ports,
+                       const IbState &previous, bool passed) {
+    if (o.no_drain || o.dry_run || (ports.empty() && previous.empty())) {
+        return;
+    }
+    write_ib_state(ib_state_path(o), next_ib_state(ports, previous, passed));
+}
+
 int run(Options &o) {
     const auto start = Clock::now();
     resolve_node_name(o, "slurmd sets SLURMD_NODENAME");
@@ -108,6 +178,8 @@ int run(Options &o) {
     if (!o.fatal_xids.empty()) {
         (void)parse_xid_list(o.fatal_xids); // bad input fails before any work
     }
+    const auto ib_cfg = ib_check_config(o);
+    const auto ib_previous = previous_ib_state(o);
     SlurmTools tools;
     tools.scontrol = o.scontrol;
     tools.timeout_s = std::max(1, static_cast<int>(o.budget_s / 4));
@@ -128,6 +200,11 @@ int run(Options &o) {
         ev = evaluate_probe_failure(probe.failure);
     }
     ev.problems.insert(ev.problems.end(), extra.problems.begin(), extra.problems.end());
+    const auto ib_ports = scan_ib_ports(o, ev);
+    if (ib_ports) {
+        evaluate_ib(*ib_ports, ib_cfg, ib_previous, ev);
+    }
+    const auto ports_seen = ib_ports.value_or(std::vector<IbPortReading>{});
 
     RunInfo info;
     info.node = o.node;
@@ -135,10 +212,13 @@ int run(Options &o) {
     info.timestamp_s =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     if (!o.metrics_file.empty()) {
-        write_file_atomically(o.metrics_file, render_metrics(ev, info));
+        write_file_atomically(o.metrics_file,
+                              render_metrics(ev, info) + render_ib_port_metrics(ports_seen, info));
     }
     if (o.json) {
-        fmt::print("{}\n", render_json(ev, probe.snapshot, info).dump(2));
+        auto j = render_json(ev, probe.snapshot, info);
+        j["ib_ports"] = render_ib_ports_json(ports_seen);
+        fmt::print("{}\n", j.dump(2));
     } else {
         fmt::print("{}", render_human(ev, info));
     }
@@ -146,13 +226,17 @@ int run(Options &o) {
     // Two scontrol calls (show, then update) share what is left of the budget.
     act_on_node(o, {"gpu", "gpu-check.failures", !ev.must_drain(), ev.cause()},
                 std::max(1, static_cast<int>((o.budget_s - seconds_since(start)) / 2)));
+    if (ib_ports) {
+        remember_ib_ports(o, *ib_ports, ib_previous, !ev.must_drain());
+    }
     return ev.must_drain() ? 1 : 0;
 }
 
 int run_main(int argc, char **argv) {
     CLI::App app{"Quick GPU health check for Slurm's HealthCheckProgram: reads every GPU "
                  "through NVML within a hard time budget, scans the kernel log for fatal Xids, "
-                 "drains the node on failure and resumes it when a later run passes.",
+                 "checks the InfiniBand/RoCE ports in sysfs, drains the node on failure and "
+                 "resumes it when a later run passes.",
                  "slurm-jail-gpu-check"};
     Options o;
     add_options(app, o);

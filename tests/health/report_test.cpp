@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "report.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace sjh {
@@ -53,6 +54,46 @@ TEST(Report, PrometheusTextfile) {
     EXPECT_NE(m.find("slurm_jail_gpu_check_last_run_timestamp_seconds{node=\"n1\"} "
                      "1700000000.000\n"),
               std::string::npos);
+}
+
+std::vector<IbPortReading> ib_ports() {
+    IbPortReading ndr{"mlx5_0/1",   "4: ACTIVE", "5: LinkUp", "400 Gb/sec (4X NDR)",
+                      "InfiniBand", 3U,          12U};
+    IbPortReading roce_down{"mlx5_2/1", "1: DOWN",    "3: Disabled", "",
+                            "Ethernet", std::nullopt, std::nullopt};
+    return {ndr, roce_down};
+}
+
+TEST(Report, PrometheusIbPortLines) {
+    const auto m = render_ib_port_metrics(ib_ports(), {"n1", 0.25, 0});
+    EXPECT_NE(m.find("# TYPE slurm_jail_gpu_check_ib_port_up gauge\n"), std::string::npos);
+    const auto ndr = R"({node="n1",port="mlx5_0/1",link_layer="InfiniBand"})";
+    const auto roce = R"({node="n1",port="mlx5_2/1",link_layer="Ethernet"})";
+    for (const auto &line : {fmt::format("slurm_jail_gpu_check_ib_port_up{} 1\n", ndr),
+                             fmt::format("slurm_jail_gpu_check_ib_port_rate_gbps{} 400\n", ndr),
+                             fmt::format("slurm_jail_gpu_check_ib_port_link_downed{} 3\n", ndr),
+                             fmt::format("slurm_jail_gpu_check_ib_port_symbol_error{} 12\n", ndr),
+                             fmt::format("slurm_jail_gpu_check_ib_port_up{} 0\n", roce)}) {
+        EXPECT_NE(m.find(line), std::string::npos) << line << "in:\n" << m;
+    }
+    // Values sysfs did not give are left out, not made up.
+    EXPECT_EQ(m.find(fmt::format("slurm_jail_gpu_check_ib_port_rate_gbps{}", roce)),
+              std::string::npos);
+    EXPECT_EQ(m.find(fmt::format("slurm_jail_gpu_check_ib_port_link_downed{}", roce)),
+              std::string::npos);
+    EXPECT_EQ(render_ib_port_metrics({}, {"n1", 0.25, 0}), "");
+}
+
+TEST(Report, JsonIbPorts) {
+    const auto j = render_ib_ports_json(ib_ports());
+    ASSERT_EQ(j.size(), 2U);
+    EXPECT_EQ(j[0]["port"], "mlx5_0/1");
+    EXPECT_EQ(j[0]["up"], true);
+    EXPECT_EQ(j[0]["rate_gbps"], 400.0);
+    EXPECT_EQ(j[0]["link_downed"], 3);
+    EXPECT_EQ(j[1]["up"], false);
+    EXPECT_TRUE(j[1]["rate_gbps"].is_null());
+    EXPECT_TRUE(j[1]["symbol_error"].is_null());
 }
 
 } // namespace
