@@ -1,90 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "nccl_verdict.hpp"
 
-#include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <fmt/format.h>
-#include <stdexcept>
+#include <utility>
 
 namespace sjh {
-namespace {
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
-
-[[noreturn]] void bad_threshold(std::string_view spec, std::string_view why) {
-    throw std::invalid_argument(fmt::format(
-        "bad threshold '{}': {} (write MODELxGPUS=GBPS, for example H100x8=400)", spec, why));
-}
-
-} // namespace
-
-std::string Threshold::spec() const {
-    return fmt::format("{}x{}={:g}", model, gpus, min_busbw);
-}
-
-Threshold parse_threshold(std::string_view spec) {
-    const auto eq = spec.find('=');
-    if (eq == std::string_view::npos) {
-        bad_threshold(spec, "no '='");
-    }
-    const auto key = spec.substr(0, eq);
-    const auto value = spec.substr(eq + 1);
-    const auto x = key.rfind('x');
-    if (x == std::string_view::npos || x == 0 || x + 1 == key.size()) {
-        bad_threshold(spec, "the key must be MODELxGPUS");
-    }
-    Threshold t;
-    t.model = std::string(key.substr(0, x));
-    const auto count = key.substr(x + 1);
-    const auto [p1, e1] = std::from_chars(count.data(), count.data() + count.size(), t.gpus);
-    if (e1 != std::errc{} || p1 != count.data() + count.size() || t.gpus == 0) {
-        bad_threshold(spec, fmt::format("GPU count '{}' is not a positive integer", count));
-    }
-    const auto [p2, e2] = std::from_chars(value.data(), value.data() + value.size(), t.min_busbw);
-    if (e2 != std::errc{} || p2 != value.data() + value.size() || !(t.min_busbw > 0)) {
-        bad_threshold(spec, fmt::format("bandwidth '{}' is not a positive number of GB/s", value));
-    }
-    return t;
-}
-
-std::vector<Threshold> default_thresholds() {
-    return {
-        {"H100", 8, 400}, {"H200", 8, 400}, {"A100", 8, 200}, {"A100", 4, 200}, {"A40", 2, 40},
-    };
-}
-
-std::vector<Threshold> merge_thresholds(std::vector<Threshold> base,
-                                        const std::vector<Threshold> &overrides) {
-    for (const auto &o : overrides) {
-        const auto same = [&o](const Threshold &t) {
-            return lower(t.model) == lower(o.model) && t.gpus == o.gpus;
-        };
-        base.erase(std::remove_if(base.begin(), base.end(), same), base.end());
-        base.push_back(o);
-    }
-    return base;
-}
-
-std::optional<Threshold> find_threshold(const std::vector<Threshold> &table,
-                                        std::string_view gpu_name, unsigned gpus) {
-    const auto name = lower(gpu_name);
-    std::optional<Threshold> best;
-    for (const auto &t : table) {
-        if (t.gpus != gpus || name.find(lower(t.model)) == std::string::npos) {
-            continue;
-        }
-        if (!best || t.model.size() > best->model.size()) {
-            best = t;
-        }
-    }
-    return best;
-}
 
 std::string_view nccl_exit_meaning(int code) {
     switch (code) {
@@ -154,13 +74,12 @@ NcclVerdict judge_nccl(const NcclOutput &out, const NcclRun &run,
     } else if (!threshold) {
         return fail(fmt::format("no bandwidth threshold for {} GPUs", gpus));
     } else if (*v.measured_busbw < threshold->min_busbw) {
-        return fail(fmt::format("busbw {:.2f} GB/s at {} < {:g} GB/s expected for {}x{}",
-                                *v.measured_busbw, size, threshold->min_busbw, threshold->model,
-                                threshold->gpus));
+        return fail(fmt::format("busbw {:.2f} GB/s at {} < {:g} GB/s expected for {}",
+                                *v.measured_busbw, size, threshold->min_busbw, threshold->key()));
     } else {
-        v.notes.push_back(fmt::format("busbw {:.2f} GB/s at {} >= {:g} GB/s expected for {}x{}",
+        v.notes.push_back(fmt::format("busbw {:.2f} GB/s at {} >= {:g} GB/s expected for {}",
                                       *v.measured_busbw, size, threshold->min_busbw,
-                                      threshold->model, threshold->gpus));
+                                      threshold->key()));
     }
     v.pass = true;
     return v;

@@ -3,6 +3,7 @@
 // and drains/resumes the node. See man/slurm-jail-nccl-check.8.
 #include "child_env.hpp"
 #include "nccl_output.hpp"
+#include "nccl_thresholds.hpp"
 #include "nccl_verdict.hpp"
 #include "nvml_probe.hpp"
 #include "slurm_client.hpp"
@@ -38,6 +39,7 @@ struct Options : NodeActionOptions {
     std::vector<std::string> thresholds;
     std::string gpu_model;
     unsigned gpus = 0;
+    unsigned nodes = 1;
     std::string nvml_library = kDefaultNvmlLibrary;
 };
 
@@ -59,10 +61,15 @@ void add_options(CLI::App &app, Options &o) {
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
     repeatable(app.add_option("--threshold", o.thresholds,
-                              "Minimum busbw, MODELxGPUS=GBPS (repeatable; adds to/overrides the "
-                              "built-in table)"));
+                              "Minimum busbw, MODELxGPUS=GBPS or MODELxGPUSxNODES=GBPS "
+                              "(repeatable; adds to/overrides the built-in table)"));
     app.add_option("--gpu-model", o.gpu_model, "GPU name to match thresholds (default: NVML)");
-    app.add_option("--gpus", o.gpus, "GPU count (default: NVML)");
+    app.add_option("--gpus", o.gpus, "GPU count per node (default: NVML)");
+    app.add_option("--nodes", o.nodes,
+                   "Nodes the all_reduce_perf run spans (--args/--binary must launch it so); "
+                   "picks the MODELxGPUSxNODES threshold")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     app.add_option("--nvml-library", o.nvml_library, "NVML library to dlopen")
         ->capture_default_str();
     add_node_action_options(app, o);
@@ -119,6 +126,7 @@ nlohmann::json to_json(const NcclOutput &out, const NcclVerdict &v, const NcclRu
             {"cause", v.cause},
             {"gpu_model", o.gpu_model},
             {"gpus", o.gpus},
+            {"nodes", o.nodes},
             {"threshold_gbps", t ? nlohmann::json(t->min_busbw) : nlohmann::json(nullptr)},
             {"busbw_gbps",
              v.measured_busbw ? nlohmann::json(*v.measured_busbw) : nlohmann::json(nullptr)},
@@ -143,12 +151,16 @@ int run(Options &o) {
     }
     const auto table = merge_thresholds(default_thresholds(), overrides);
     resolve_gpus(o);
-    const auto threshold = find_threshold(table, o.gpu_model, o.gpus);
-    if (!threshold && o.gpus > 1) {
-        throw std::runtime_error(fmt::format(
-            "no bandwidth threshold for '{}' x{}: add one, e.g. --threshold MODELx{}=GBPS "
-            "(threshold = ... in the [nccl-check] config section)",
-            o.gpu_model, o.gpus, o.gpus));
+    const auto threshold = find_threshold(table, o.gpu_model, o.gpus, o.nodes);
+    const unsigned ranks = o.gpus * o.nodes;
+    if (!threshold && ranks > 1) {
+        const auto where = o.nodes > 1 ? fmt::format(" on {} nodes", o.nodes) : std::string();
+        const auto key = o.nodes > 1 ? fmt::format("MODELx{}x{}", o.gpus, o.nodes)
+                                     : fmt::format("MODELx{}", o.gpus);
+        throw std::runtime_error(
+            fmt::format("no bandwidth threshold for '{}' x{}{}: add one, e.g. --threshold {}=GBPS "
+                        "(threshold = ... in the [nccl-check] config section)",
+                        o.gpu_model, o.gpus, where, key));
     }
     CommandOptions copts;
     copts.timeout = std::chrono::seconds(o.timeout_s);
@@ -166,7 +178,7 @@ int run(Options &o) {
     run.timed_out = r.timed_out;
     run.timeout_s = o.timeout_s;
     const auto out = parse_nccl_output(r.out);
-    const auto v = judge_nccl(out, run, threshold, o.gpus);
+    const auto v = judge_nccl(out, run, threshold, ranks);
     if (o.json) {
         fmt::print("{}\n", to_json(out, v, run, o, threshold).dump(2));
     } else {

@@ -42,6 +42,24 @@ nccl() {
     echo "$output" | jq -e '.avg_busbw_gbps == 156.742 and .rows == 32 and .threshold_gbps == 400'
 }
 
+@test "--nodes picks the MODELxGPUSxNODES threshold; a node count override wins" {
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/01_healthy_2node_mpirun_tagged_aws_batch.txt \
+        nccl --gpu-model 'NVIDIA H100 80GB HBM3' --gpus 8 --nodes 2 --json
+    assert_success
+    echo "$output" | jq -e '.verdict == "pass" and .gpus == 8 and .nodes == 2 and .threshold_gbps == 250'
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/01_healthy_2node_mpirun_tagged_aws_batch.txt \
+        nccl --gpu-model 'NVIDIA H100 80GB HBM3' --gpus 8 --nodes 4 --threshold H100x8x4=490
+    assert_failure 1
+    assert_line 'FAIL n1: busbw 483.35 GB/s at 16 GiB < 490 GB/s expected for H100x8x4'
+    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/01_healthy_2node_mpirun_tagged_aws_batch.txt \
+        nccl --gpu-model 'Tesla V100' --gpus 8 --nodes 2
+    assert_failure 2
+    assert_output "slurm-jail-nccl-check: error: no bandwidth threshold for 'Tesla V100' x8 on 2 nodes: add one, e.g. --threshold MODELx8x2=GBPS (threshold = ... in the [nccl-check] config section)"
+    nccl --gpu-model 'NVIDIA H100 80GB HBM3' --gpus 8 --nodes 2 --threshold H100x8x0=250
+    assert_failure 2
+    assert_output --partial "bad threshold 'H100x8x0=250': node count '0' is not a positive integer (write MODELxGPUS=GBPS for one node or MODELxGPUSxNODES=GBPS across nodes"
+}
+
 @test "a non-zero exit fails even with good numbers" {
     FAKE_NCCL_FIXTURE=$FIXTURES/nccl/04_healthy_4gpu_nvswitch_a100.txt FAKE_NCCL_EXIT=3 \
         nccl --gpu-model A100 --gpus 4

@@ -130,8 +130,8 @@ TEST(NcclVerdict, ThresholdLookup) {
     const auto table = merge_thresholds(
         default_thresholds(), {parse_threshold("A100-80GBx8=230"), parse_threshold("H100x8=420")});
     EXPECT_EQ(find_threshold(table, "NVIDIA H100 80GB HBM3", 8)->min_busbw, 420);
-    EXPECT_EQ(find_threshold(table, "NVIDIA A100-SXM4-80GB", 8)->min_busbw, 200);
-    EXPECT_EQ(find_threshold(table, "NVIDIA A100 80GB PCIe", 8)->min_busbw, 200);
+    EXPECT_EQ(find_threshold(table, "NVIDIA A100-SXM4-80GB", 8)->min_busbw, 228);
+    EXPECT_EQ(find_threshold(table, "NVIDIA A100 80GB PCIe", 8)->min_busbw, 228);
     EXPECT_EQ(find_threshold(table, "NVIDIA A100-80GB", 8)->min_busbw, 230);
     EXPECT_FALSE(find_threshold(table, "NVIDIA H100 80GB HBM3", 4).has_value());
     EXPECT_FALSE(find_threshold(table, "Tesla V100", 8).has_value());
