@@ -20,6 +20,14 @@
 # 78 s and 86 s here; 35 is skipped unless hack/build-pyxis-enroot built
 # pyxis for 26.05.
 # SLURM_JAIL_LOCAL_JOB_CONTAINER=no: chroot.so alone (see local-cluster --help).
+#
+# The clusters are the suite's own (state directory, subnet and test users:
+# SLURM_JAIL_COMPAT_DIR, _SUBNET, _USERS), so that compat runs beside the
+# e2e and shared-fs suites' cluster (tests/run-all) without either taking
+# the other's jobs or processes for its own.
+export SLURM_JAIL_LOCAL_DIR=${SLURM_JAIL_COMPAT_DIR:-/var/lib/slurm-jail-compat}
+export SLURM_JAIL_LOCAL_SUBNET=${SLURM_JAIL_COMPAT_SUBNET:-10.213.63}
+export SLURM_JAIL_LOCAL_USERS=${SLURM_JAIL_COMPAT_USERS:-sjc:5021}
 
 setup_file() {
     : "${SLURM_JAIL_ROOT:?run through tests/run-all, or set SLURM_JAIL_ROOT}"
@@ -47,7 +55,7 @@ compat_up() {
     # A healthy start logs no error (each start logs afresh). The first start
     # on a release (local-cluster drops another release's saved state) has
     # no state to recover: Slurm up to 24.11 logs that as errors.
-    local state=${SLURM_JAIL_LOCAL_DIR:-/var/lib/slurm-jail-local}
+    local state=$SLURM_JAIL_LOCAL_DIR
     if grep -F 'error:' "$state/logs/slurmctld.log" |
         grep -v -e 'error: Could not open [a-z]* state file ' -e 'error: NOTE: Trying backup state save file'; then
         echo "slurmctld logged errors on Slurm $rel (above)"

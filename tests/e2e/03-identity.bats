@@ -11,7 +11,7 @@ setup() {
 @test "uid, gid, supplementary groups and whoami match the user on both nodes" {
     run ush "srun -N2 sh -c 'echo \$(id -u) \$(id -g) \$(id -G) \$(whoami)'"
     assert_success
-    assert_equal "$(grep -cx '5001 5001 5001 5002 sjuser' <<<"$output")" 2
+    assert_equal "$(grep -cx "$TEST_UID $TEST_UID $TEST_UID $EXTRA_GID $TEST_USER" <<<"$output")" 2
 }
 
 @test "HOME and the submit directory carry into the task" {

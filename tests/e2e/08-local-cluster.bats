@@ -25,10 +25,18 @@ host_mounts() {
         sort || true
 }
 
-# Whether another local cluster (the slurm-testsuite suite's, beside this
-# suite) is registered: it keeps the shared test users (e2e 28).
+# Whether another local cluster with this one's test users (the
+# slurm-testsuite suite's, beside this suite) is registered: it keeps them
+# (e2e 28). An entry is the state directory, then the users (none: the
+# default ones).
 other_cluster_registered() {
-    grep -qvxF "$STATE" /run/slurm-jail-local-clusters/* 2>/dev/null
+    local f users
+    for f in /run/slurm-jail-local-clusters/*; do
+        [ -f "$f" ] && [ "$(sed -n 1p "$f")" != "$STATE" ] || continue
+        users=$(sed -n 2p "$f")
+        [ "${users:-sj:5001}" != "$LC_USERS" ] || return 0
+    done
+    return 1
 }
 
 @test "up on a running cluster keeps the same daemons and is ready" {
@@ -110,7 +118,7 @@ other_cluster_registered() {
     refute_output --partial "$STATE"
     run ip -o link show
     refute_output --partial "$bridge"
-    run getent passwd sjuser
+    run getent passwd "$TEST_USER"
     if other_cluster_registered; then assert_success; else assert_failure; fi
     run bash -c "ps -eo args | grep -F '$STATE' | grep -v grep"
     assert_output ''

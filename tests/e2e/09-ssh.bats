@@ -14,9 +14,9 @@ setup_file() {
     ssh-keygen -q -t ed25519 -N '' -f "$SSHDIR/host_key"
     ssh-keygen -q -t ed25519 -N '' -f "$SSHDIR/user_key"
     # A user of the node who is not in the jail's /etc/passwd.
-    getent passwd sjnojail >/dev/null || useradd -u 5009 -M -d /home/sjnojail -s /bin/bash sjnojail
+    getent passwd "$NOJAIL_USER" >/dev/null || useradd -u "$NOJAIL_UID" -M -d "/home/$NOJAIL_USER" -s /bin/bash "$NOJAIL_USER"
     local u
-    for u in sjuser sjnojail; do
+    for u in "$TEST_USER" "$NOJAIL_USER"; do
         install -m 0644 "$SSHDIR/user_key.pub" "$SSHDIR/keys/$u"
     done
     install -d -m 0755 /run/sshd
@@ -53,8 +53,8 @@ teardown_file() {
         pid=$(cat "$f" 2>/dev/null) && kill "$pid" 2>/dev/null
     done
     nsenter -t "$(slurmd_pid node1)" -m umount /etc/pam.d/sshd 2>/dev/null || true
-    ush 'scancel -u sjuser' || true
-    userdel sjnojail 2>/dev/null || true
+    ush "scancel -u $TEST_USER" || true
+    userdel "$NOJAIL_USER" 2>/dev/null || true
     rm -rf "$SSHDIR" "$STATE/nodes/login"
 }
 
@@ -110,24 +110,24 @@ node1_addr() { getent_hosts node1; }
 getent_hosts() { awk -v n="$1" '$2 == n { print $1 }' "$STATE/hosts"; }
 
 @test "a login lands in the jail, in the user's home, without a chroot" {
-    run sshto sjuser 127.0.0.1 "test -f $MARKER && echo marker; pwd; id -un; test -e $HOST_ONLY || echo no-host; hostname"
+    run sshto "$TEST_USER" 127.0.0.1 "test -f $MARKER && echo marker; pwd; id -un; test -e $HOST_ONLY || echo no-host; hostname"
     assert_success
     assert_line marker
     assert_line "$HOME_IN_JAIL"
-    assert_line sjuser
+    assert_line "$TEST_USER"
     assert_line no-host
     assert_line login
 }
 
 @test "user namespaces work in a login session" {
-    run sshto sjuser 127.0.0.1 'unshare --user --map-root-user id -u && echo userns-ok'
+    run sshto "$TEST_USER" 127.0.0.1 'unshare --user --map-root-user id -u && echo userns-ok'
     assert_success
     assert_line 0
     assert_line userns-ok
 }
 
 @test "sbatch --wait from a login session runs in the jail and its output is read back" {
-    run sshto sjuser 127.0.0.1 "rm -f e2e-ssh.out; sbatch --wait -o e2e-ssh.out --wrap '$PROBE' && cat e2e-ssh.out"
+    run sshto "$TEST_USER" 127.0.0.1 "rm -f e2e-ssh.out; sbatch --wait -o e2e-ssh.out --wrap '$PROBE' && cat e2e-ssh.out"
     assert_success
     assert_output --partial "in-jail node"
     refute_output --partial NOT-IN-JAIL
@@ -139,14 +139,14 @@ getent_hosts() { awk -v n="$1" '$2 == n { print $1 }' "$STATE/hosts"; }
     run nsenter --net="$STATE/netns/login" -- scp -P 2222 -i "$SSHDIR/user_key" \
         -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no \
         -o UserKnownHostsFile=/dev/null -o LogLevel=INFO \
-        "$BATS_TEST_TMPDIR/up" "sjuser@127.0.0.1:e2e-ssh-up"
+        "$BATS_TEST_TMPDIR/up" "$TEST_USER@127.0.0.1:e2e-ssh-up"
     assert_success
     assert_equal "$(cat "$HOST_HOME/e2e-ssh-up")" from-the-client
     rm -f "$HOST_HOME/e2e-ssh-up"
 }
 
 @test "an interactive session gets a terminal in the jail" {
-    run sshto sjuser 127.0.0.1 -tt "tty; test -f $MARKER && echo marker; exit"
+    run sshto "$TEST_USER" 127.0.0.1 -tt "tty; test -f $MARKER && echo marker; exit"
     assert_success
     assert_output --regexp '/dev/pts/[0-9]+'
     assert_output --partial marker
@@ -156,7 +156,7 @@ getent_hosts() { awk -v n="$1" '$2 == n { print $1 }' "$STATE/hosts"; }
     # -L through the session to the login host's own sshd: its banner comes back.
     nsenter --net="$STATE/netns/login" -- ssh -p 2222 -i "$SSHDIR/user_key" -o IdentitiesOnly=yes \
         -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
-        -o ExitOnForwardFailure=yes -L 127.0.0.1:2299:127.0.0.1:2222 sjuser@127.0.0.1 'sleep 20' \
+        -o ExitOnForwardFailure=yes -L 127.0.0.1:2299:127.0.0.1:2222 "$TEST_USER@127.0.0.1" 'sleep 20' \
         </dev/null >/dev/null 2>&1 3>&- &
     local client=$!
     wait_until 15 forwarded_port_open
@@ -171,29 +171,29 @@ forwarded_port_open() { nsenter --net="$STATE/netns/login" bash -c 'exec 3<>/dev
     run nsenter --net="$STATE/netns/login" -- env SLURM_JOB_ID=1 LD_PRELOAD=/nonexistent.so \
         ssh -p 2222 -i "$SSHDIR/user_key" -o IdentitiesOnly=yes -o BatchMode=yes \
         -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=INFO \
-        -o SendEnv=SLURM_JOB_ID -o SendEnv=LD_PRELOAD sjuser@127.0.0.1 "test -f $MARKER && echo marker"
+        -o SendEnv=SLURM_JOB_ID -o SendEnv=LD_PRELOAD "$TEST_USER@127.0.0.1" "test -f $MARKER && echo marker"
     assert_success
     assert_line marker
 }
 
 @test "a missing jail refuses the login, and the client reads why" {
     use_plugstack "required chroot.so jail=/mnt/no-such-jail"
-    run sshto sjuser 127.0.0.1 'echo SESSION-STARTED'
+    run sshto "$TEST_USER" 127.0.0.1 'echo SESSION-STARTED'
     use_plugstack "$PLUGSTACK_LINE"
     assert_failure
     refute_output --partial SESSION-STARTED
-    assert_output --partial "pam_slurm_jail: no session for sjuser, the jail cannot be entered"
+    assert_output --partial "pam_slurm_jail: no session for $TEST_USER, the jail cannot be entered"
     assert_output --partial "/mnt/no-such-jail"
 }
 
 @test "a jail the user owns refuses the login" {
     install -d -m 0755 -o "$TEST_UID" "$SSHDIR/userjail"
     use_plugstack "required chroot.so jail=$SSHDIR/userjail"
-    run sshto sjuser 127.0.0.1 'echo SESSION-STARTED'
+    run sshto "$TEST_USER" 127.0.0.1 'echo SESSION-STARTED'
     use_plugstack "$PLUGSTACK_LINE"
     assert_failure
     refute_output --partial SESSION-STARTED
-    assert_output --partial "pam_slurm_jail: no session for sjuser"
+    assert_output --partial "pam_slurm_jail: no session for $TEST_USER"
     assert_output --partial "root"
 }
 
@@ -202,11 +202,11 @@ forwarded_port_open() { nsenter --net="$STATE/netns/login" bash -c 'exec 3<>/dev
     ln -sfn /mnt/jail "$SSHDIR/userdir/jail"
     chown -h "$TEST_UID" "$SSHDIR/userdir/jail"
     use_plugstack "required chroot.so jail=$SSHDIR/userdir/jail"
-    run sshto sjuser 127.0.0.1 'echo SESSION-STARTED'
+    run sshto "$TEST_USER" 127.0.0.1 'echo SESSION-STARTED'
     use_plugstack "$PLUGSTACK_LINE"
     assert_failure
     refute_output --partial SESSION-STARTED
-    assert_output --partial "pam_slurm_jail: no session for sjuser"
+    assert_output --partial "pam_slurm_jail: no session for $TEST_USER"
 }
 
 @test "a state directory the user owns refuses the login (nothing planted there is used)" {
@@ -214,17 +214,17 @@ forwarded_port_open() { nsenter --net="$STATE/netns/login" bash -c 'exec 3<>/dev
     : >"$SSHDIR/userstate/ns"
     chown "$TEST_UID" "$SSHDIR/userstate/ns"
     use_plugstack "required chroot.so jail=/mnt/jail state=$SSHDIR/userstate"
-    run sshto sjuser 127.0.0.1 'echo SESSION-STARTED'
+    run sshto "$TEST_USER" 127.0.0.1 'echo SESSION-STARTED'
     use_plugstack "$PLUGSTACK_LINE"
     assert_failure
     refute_output --partial SESSION-STARTED
-    assert_output --partial "pam_slurm_jail: no session for sjuser"
+    assert_output --partial "pam_slurm_jail: no session for $TEST_USER"
     assert_output --partial "$SSHDIR/userstate"
 }
 
 @test "a plugstack.conf the user can write refuses the login" {
     chown "$TEST_UID" "$SSHDIR/plugstack.conf"
-    run sshto sjuser 127.0.0.1 'echo SESSION-STARTED'
+    run sshto "$TEST_USER" 127.0.0.1 'echo SESSION-STARTED'
     chown root "$SSHDIR/plugstack.conf"
     assert_failure
     refute_output --partial SESSION-STARTED
@@ -243,7 +243,7 @@ use_plugstack_d() {
 
 @test "the chroot.so line in an included plugstack.conf.d/ file lets the login in" {
     use_plugstack_d
-    run sshto sjuser 127.0.0.1 "test -f $MARKER && echo marker; test -e $HOST_ONLY || echo no-host"
+    run sshto "$TEST_USER" 127.0.0.1 "test -f $MARKER && echo marker; test -e $HOST_ONLY || echo no-host"
     use_plugstack "$PLUGSTACK_LINE"
     rm -rf "$SSHDIR/plugstack.conf.d"
     assert_success
@@ -254,7 +254,7 @@ use_plugstack_d() {
 @test "an included plugstack.conf.d/ file the user can write refuses the login" {
     use_plugstack_d
     chown "$TEST_UID" "$SSHDIR/plugstack.conf.d/10-other.conf"
-    run sshto sjuser 127.0.0.1 'echo SESSION-STARTED'
+    run sshto "$TEST_USER" 127.0.0.1 'echo SESSION-STARTED'
     use_plugstack "$PLUGSTACK_LINE"
     rm -rf "$SSHDIR/plugstack.conf.d"
     assert_failure
@@ -263,14 +263,14 @@ use_plugstack_d() {
 }
 
 @test "a user missing from the jail's /etc/passwd is refused" {
-    run sshto sjnojail 127.0.0.1 'echo SESSION-STARTED'
+    run sshto "$NOJAIL_USER" 127.0.0.1 'echo SESSION-STARTED'
     assert_failure
     refute_output --partial SESSION-STARTED
-    assert_output --partial "user sjnojail is not in the jail's /etc/passwd"
+    assert_output --partial "user $NOJAIL_USER is not in the jail's /etc/passwd"
 }
 
 @test "node1 with no job of the user: pam_slurm_adopt refuses the login" {
-    run sshto sjuser "$(node1_addr)" 'echo SESSION-STARTED'
+    run sshto "$TEST_USER" "$(node1_addr)" 'echo SESSION-STARTED'
     assert_failure
     refute_output --partial SESSION-STARTED
 }
@@ -281,7 +281,7 @@ use_plugstack_d() {
     local job=$output
     wait_until 30 job_running "$job"
     wait_until 10 job_tmp_written "$job"
-    run sshto sjuser "$(node1_addr)" "test -f $MARKER && echo marker; cat /tmp/e2e-ssh-tmp; echo queues=\$(ipcs -q | grep -c ^0x); echo job=\$SLURM_JOB_ID; ps -e -o comm= | sort | tr '\n' ' '; echo; pgrep -x slurmd || echo no-slurmd"
+    run sshto "$TEST_USER" "$(node1_addr)" "test -f $MARKER && echo marker; cat /tmp/e2e-ssh-tmp; echo queues=\$(ipcs -q | grep -c ^0x); echo job=\$SLURM_JOB_ID; ps -e -o comm= | sort | tr '\n' ' '; echo; pgrep -x slurmd || echo no-slurmd"
     ush "scancel $job"
     assert_success
     assert_line marker
@@ -298,12 +298,12 @@ use_plugstack_d() {
     local job=$output
     wait_until 30 job_running "$job"
     wait_until 10 job_run_written "$job"
-    run sshto sjuser "$(node1_addr)" 'stat -f -c %T /run; cat /run/lock/e2e-ssh-run; rm /run/lock/e2e-ssh-run'
+    run sshto "$TEST_USER" "$(node1_addr)" 'stat -f -c %T /run; cat /run/lock/e2e-ssh-run; rm /run/lock/e2e-ssh-run'
     ush "scancel $job"
     assert_success
     assert_line tmpfs
     assert_line job-run
-    run sshto sjuser 127.0.0.1 'stat -f -c %T /run; test -S /run/munge/munge.socket.2 && echo munge-ok; test -e /run/lock/e2e-ssh-run || echo not-on-login'
+    run sshto "$TEST_USER" 127.0.0.1 'stat -f -c %T /run; test -S /run/munge/munge.socket.2 && echo munge-ok; test -e /run/lock/e2e-ssh-run || echo not-on-login'
     assert_success
     assert_line tmpfs
     assert_line munge-ok
@@ -322,7 +322,7 @@ use_plugstack_d() {
     wait_until 30 job_running "$mine"
     wait_until 30 job_running "$roots"
     ush "echo 'SLURM_JOB_ID DEFAULT=$roots OVERRIDE=$roots' >.pam_environment"
-    run sshto sjuser "$(node1_addr)" 'echo SESSION-STARTED; ps -e -o comm='
+    run sshto "$TEST_USER" "$(node1_addr)" 'echo SESSION-STARTED; ps -e -o comm='
     ush "rm -f .pam_environment; scancel $mine"
     ctl_scancel "$roots"
     assert_failure

@@ -13,7 +13,7 @@ setup() {
     load user_code
     setup_user_code_test
     user_script epilog.sh epilog
-    REFUSAL='--no-jail is not allowed for uid 5001 \(asked for by option or by _SLURM_SPANK_OPTION_chroot_no_jail in the environment\); an admin must list the user in allow_opt_out= in plugstack.conf'
+    REFUSAL="--no-jail is not allowed for uid $TEST_UID \\(asked for by option or by _SLURM_SPANK_OPTION_chroot_no_jail in the environment\); an admin must list the user in allow_opt_out= in plugstack.conf"
     MISSING='jail /mnt/e2e-missing-jail: /mnt/e2e-missing-jail: No such file or directory'
 }
 

@@ -55,18 +55,18 @@ write_script() {
     assert_line checked
     # PID 1 is the job's own init; the task sees its own ps and nothing else.
     assert_line --regexp '^ *1 root +sjail-job-init'
-    assert_line --regexp ' sjuser +ps -eo'
+    assert_line --regexp " $TEST_USER +ps -eo"
     refute_output --partial 'sleep 911'
     refute_output --partial 'sleep 912'
     refute_output --partial slurmd
     refute_output --partial slurmstepd
-    refute_output --partial sjother
+    refute_output --partial "$OTHER_USER"
     # (Spelt with empty quotes in the script, so that ps shows no match.)
     refute_output --partial VISIBLE-
     refute_output --partial ROOT-OF-
     # Every process in the task's view is the job's: its init, the extern
     # step's sleep (PrologFlags=Contain), and the task's own sh and ps.
-    run grep -Ev '^ *1 root +sjail-job-init *$|^ *[0-9]+ root +sleep 100000000$|^ *[0-9]+ sjuser +(/usr/bin/sh -c |ps -eo )' \
+    run grep -Ev "^ *1 root +sjail-job-init *\$|^ *[0-9]+ root +sleep 100000000\$|^ *[0-9]+ $TEST_USER +(/usr/bin/sh -c |ps -eo )" \
         <<<"$(sed '/^---$/,$d' <<<"$output")"
     assert_output ''
 

@@ -15,7 +15,7 @@ setup_file() {
     install -d -m 0755 "$NJDIR" "$NJDIR/keys"
     ssh-keygen -q -t ed25519 -N '' -f "$NJDIR/host_key"
     ssh-keygen -q -t ed25519 -N '' -f "$NJDIR/user_key"
-    install -m 0644 "$NJDIR/user_key.pub" "$NJDIR/keys/sjuser"
+    install -m 0644 "$NJDIR/user_key.pub" "$NJDIR/keys/$TEST_USER"
     install -d -m 0755 /run/sshd
     echo "$PLUGSTACK_LINE" >"$NJDIR/plugstack.conf"
     chmod 0644 "$NJDIR/plugstack.conf"
@@ -36,8 +36,8 @@ teardown_file() {
     local pid
     pid=$(cat "$NJDIR/sshd.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
     nsenter -t "$(slurmd_pid node1)" -m umount /etc/pam.d/sshd 2>/dev/null || true
-    ush 'scancel -u sjuser; rm -f .pam_environment e2e-nojob-go' || true
-    ush_other 'scancel -u sjother' || true
+    ush "scancel -u $TEST_USER; rm -f .pam_environment e2e-nojob-go" || true
+    ush_other "scancel -u $OTHER_USER" || true
     rm -rf "$NJDIR"
 }
 
@@ -90,12 +90,12 @@ EOF
 
 nojob_port_open() { nsenter --net="$STATE/netns/node1" bash -c 'exec 3<>/dev/tcp/127.0.0.1/2231' 2>/dev/null; }
 
-# sshnode1 CMD...: ssh to node1's sshd from the login host, as sjuser.
+# sshnode1 CMD...: ssh to node1's sshd from the login host, as the test user.
 sshnode1() {
     nsenter --net="$STATE/netns/login" -- ssh -p 2231 -i "$NJDIR/user_key" \
         -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no \
         -o UserKnownHostsFile=/dev/null -o LogLevel=INFO -o ConnectTimeout=20 \
-        "sjuser@$(awk '$2 == "node1" { print $1 }' "$STATE/hosts")" "$@"
+        "$TEST_USER@$(awk '$2 == "node1" { print $1 }' "$STATE/hosts")" "$@"
 }
 
 # What a session sees once another user's job started on node1 after it:

@@ -104,7 +104,7 @@ set_plugstack() {
     up_here
 }
 
-@test "local-cluster down keeps the shared test users while another local cluster is up" {
+@test "local-cluster down keeps the shared test users while another local cluster with them is up" {
     # Another cluster, as its registration and its running slurmctld show it.
     FAKE_STATE=$(mktemp -d /tmp/e2e-other-cluster.XXXXXX)
     install -d "$FAKE_STATE/ctld"
@@ -113,13 +113,13 @@ set_plugstack() {
     echo "$FAKE_PID" >"$FAKE_STATE/ctld/slurmctld.pid"
     FAKE_ENTRY=/run/slurm-jail-local-clusters/e2e-other-$$
     install -d /run/slurm-jail-local-clusters
-    echo "$FAKE_STATE" >"$FAKE_ENTRY"
+    printf '%s\n%s\n' "$FAKE_STATE" "$LC_USERS" >"$FAKE_ENTRY"
     run "$LC" down
     assert_success
     assert_output --partial "keeping the host users"
-    run getent passwd sjuser
+    run getent passwd "$TEST_USER"
     assert_success
-    run getent passwd sjother
+    run getent passwd "$OTHER_USER"
     assert_success
     # Once the other one is down, the last down removes them.
     kill "$FAKE_PID"
@@ -129,9 +129,9 @@ set_plugstack() {
     assert_success
     # (Unless someone else's local cluster runs on this machine meanwhile.)
     if ! pgrep -f '^slurmctld -c -f /etc/slurm/slurm.conf$' >/dev/null; then
-        run getent passwd sjuser
+        run getent passwd "$TEST_USER"
         assert_failure
-        run getent passwd sjother
+        run getent passwd "$OTHER_USER"
         assert_failure
     fi
     up_here

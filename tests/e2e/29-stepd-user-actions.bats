@@ -59,7 +59,7 @@ user_pid_of() { pgrep -u "$2" -f "^$1\$" | head -n 1; }
     run ush "srun -w node1 -o '/proc/$outside/root/var/tmp/e2e-escape-%u' echo written"
     run nsenter -t "$(slurmd_pid node1)" -m -- sh -c 'ls /var/tmp/e2e-escape-* 2>/dev/null'
     assert_output ''
-    run ls /var/tmp/e2e-escape-sjuser /var/tmp/e2e-escape-5001
+    run ls "/var/tmp/e2e-escape-$TEST_USER" "/var/tmp/e2e-escape-$TEST_UID"
     assert_failure
 
     # A batch step's stdin is opened by slurmstepd too.
@@ -92,7 +92,7 @@ EOF
     run cat "$HOST_HOME/$T/epilog-ps"
     refute_output --partial slurmd
     refute_output --partial slurmstepd
-    refute_output --partial sjother
+    refute_output --partial "$OTHER_USER"
     refute_output --partial 'sleep 924'
     # It cannot signal the user's other job by its node PID.
     assert [ ! -e "$HOST_HOME/$T/epilog-reached" ]

@@ -153,7 +153,7 @@ $TEST_UID
 sjail-job-init
 e2e-image"
     # Mounted in the job's /tmp (-m), not in /var/tmp/USER.ch on the shared jail.
-    [ ! -e "$JAIL/var/tmp/sjuser.ch" ]
+    [ ! -e "$JAIL/var/tmp/$TEST_USER.ch" ]
 }
 
 @test "rootless podman: imports the image, builds on it and runs it; its store is in the job's /tmp, not in the shared home" {
@@ -259,11 +259,11 @@ job-shm"
     assert_line "no problems found (2 warnings)"
     # A range that holds another user's id: its owner's containers could
     # act as that user on the shared jail.
-    sed -i "s/^$OTHER_USER:.*/$OTHER_USER:5000:10/" "$JAIL/etc/subuid"
+    sed -i "s/^$OTHER_USER:.*/$OTHER_USER:$((TEST_UID - 1)):10/" "$JAIL/etc/subuid"
     run in_node1 "$check"
     cp "$BATS_TEST_TMPDIR/subuid" "$JAIL/etc/subuid"
     assert_failure
-    assert_line --regexp "^PROBLEM: $OTHER_USER's subordinate ids 5000-5009 in /etc/subuid include sjuser's id $TEST_UID: $OTHER_USER's containers can act as sjuser on the shared jail -- fix: "
+    assert_line --regexp "^PROBLEM: $OTHER_USER's subordinate ids $((TEST_UID - 1))-$((TEST_UID + 8)) in /etc/subuid include $TEST_USER's id $TEST_UID: $OTHER_USER's containers can act as $TEST_USER on the shared jail -- fix: "
 }
 
 @test "Slurm's own OCI support reads a step's bundle on the node's own root: slurm-jail-check calls oci.conf a problem" {

@@ -12,8 +12,16 @@ load_assertions() {
 LC=$SLURM_JAIL_ROOT/hack/local-cluster
 STATE=${SLURM_JAIL_LOCAL_DIR:-/var/lib/slurm-jail-local}
 JAIL=$STATE/jail
-TEST_UID=5001
-HOME_IN_JAIL=/home/sjuser
+# The cluster's test users (SLURM_JAIL_LOCAL_USERS: users.sh).
+# shellcheck source=hack/lib/local-cluster/users.sh
+. "$SLURM_JAIL_ROOT/hack/lib/local-cluster/users.sh"
+TEST_USER=$LC_USER
+TEST_UID=$LC_UID
+EXTRA_GROUP=$LC_GROUP_EXTRA
+EXTRA_GID=$LC_GID_EXTRA
+NOJAIL_USER=$LC_USER_NOJAIL
+NOJAIL_UID=$LC_UID_NOJAIL
+HOME_IN_JAIL=/home/$TEST_USER
 HOST_HOME=$JAIL$HOME_IN_JAIL
 # A file that exists only in the jail, and a path that exists only on the host.
 MARKER=/etc/slurm-jail-release
@@ -206,8 +214,8 @@ user_pids_in_cluster() {
 slurmd_fds() { find "/proc/$(slurmd_pid "$1")/fd" -mindepth 1 | wc -l; }
 
 # A second user, for one user's job against another's.
-OTHER_USER=sjother
-OTHER_UID=5003
+OTHER_USER=$LC_USER2
+OTHER_UID=$LC_UID2
 ush_other() { "$LC" run --user "$OTHER_USER" -- bash -c "$1"; }
 
 # Where chroot.so keeps a job's namespaces on a node (state=/run/slurm-jail

@@ -24,13 +24,9 @@ LC_RELEASE_FILE=$LC_STATE/release
 LC_RELEASE_ROOTFS_FILE=$LC_STATE/release-rootfs
 # release_rootfs: the recorded release's rootfs, or nothing (this machine's).
 release_rootfs() { cat "$LC_RELEASE_ROOTFS_FILE" 2>/dev/null || true; }
-LC_USER=sjuser
-LC_UID=5001
-LC_GROUP_EXTRA=sjextra
-LC_GID_EXTRA=5002
-# A second user, for tests of one user's job against another's.
-LC_USER2=sjother
-LC_UID2=5003
+# The test users: LC_USER, LC_UID, LC_GROUP_EXTRA, LC_USER2, ...
+# shellcheck source=hack/lib/local-cluster/users.sh
+. "$(dirname "${BASH_SOURCE[0]}")/users.sh"
 LC_CLUSTER=sjlocal
 # yes: slurm.conf has JobContainerType=job_container/slurm_jail (the
 # documented setup); no: chroot.so alone makes each job's namespaces (the

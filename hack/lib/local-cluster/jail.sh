@@ -108,9 +108,10 @@ remove_user_from_host() {
     return 0
 }
 
-# Every local cluster on this machine shares the host users: each one that is
-# up is registered here (one file per state directory), and 'down' removes the
-# users only when no other registered cluster is still up.
+# Local clusters with the same test users (SLURM_JAIL_LOCAL_USERS) share
+# them on the host: each cluster that is up is registered here (one file per
+# state directory: the directory, then its users), and 'down' removes the
+# users only when no other registered cluster with the same users is up.
 LC_REGISTRY=${SLURM_JAIL_LOCAL_REGISTRY:-/run/slurm-jail-local-clusters}
 registry_entry() { echo "$LC_REGISTRY/$(printf '%s' "$LC_STATE" | sha256sum | cut -c1-16)"; }
 
@@ -123,27 +124,31 @@ with_registry_lock() {
     ) 7>"$LC_REGISTRY/.lock"
 }
 
-# The other local clusters that are up, one line each: registered ones whose
-# slurmctld or munged runs (entries of clusters that are down are dropped),
-# and any slurmctld started as ns-init starts it (a cluster of an older
-# local-cluster, which did not register). Called once this cluster's own
-# slurmctld is stopped.
+# The other local clusters with this cluster's users that are up, one line
+# each: registered ones whose slurmctld or munged runs (entries of clusters
+# that are down are dropped; an entry without users has the default ones),
+# and any slurmctld started as ns-init starts it that no registered cluster
+# owns (a cluster of an older local-cluster, which did not register).
+# Called once this cluster's own slurmctld is stopped.
 other_clusters_up() {
-    local f dir
+    local f dir users pid owned=" "
     for f in "$LC_REGISTRY"/*; do
         if [ ! -f "$f" ] || [ "$f" = "$(registry_entry)" ]; then continue; fi
-        dir=$(cat "$f")
-        if live_pid "$dir/ctld/slurmctld.pid" >/dev/null || live_pid "$dir/munge/munged.pid" >/dev/null; then
-            echo "the cluster in $dir"
+        dir=$(sed -n 1p "$f") users=$(sed -n 2p "$f")
+        if pid=$(live_pid "$dir/ctld/slurmctld.pid") || live_pid "$dir/munge/munged.pid" >/dev/null; then
+            owned+="$pid "
+            [ "${users:-sj:5001}" != "$LC_USERS" ] || echo "the cluster in $dir"
         else
             rm -f "$f"
         fi
     done
-    pgrep -f '^slurmctld -c -f /etc/slurm/slurm.conf$' | sed 's/^/a cluster with slurmctld pid /' || true
+    for pid in $(pgrep -f '^slurmctld -c -f /etc/slurm/slurm.conf$'); do
+        [[ $owned == *" $pid "* ]] || echo "a cluster with slurmctld pid $pid"
+    done
 }
 
 register_and_add_users() {
-    echo "$LC_STATE" >"$(registry_entry)"
+    printf '%s\n%s\n' "$LC_STATE" "$LC_USERS" >"$(registry_entry)"
     add_user_to_host
 }
 
@@ -152,7 +157,7 @@ unregister_and_remove_users() {
     rm -f "$(registry_entry)"
     others=$(other_clusters_up)
     if [ -n "$others" ]; then
-        log "keeping the host users $LC_USER and $LC_USER2: another local cluster is up ($(head -1 <<<"$others"))"
+        log "keeping the host users $LC_USER and $LC_USER2: another local cluster with them is up ($(head -1 <<<"$others"))"
         return 0
     fi
     remove_user_from_host
