@@ -168,10 +168,14 @@ on_node() { nsenter -t "$(slurmd_pid "$1")" -m -u -n -- "${@:2}"; }
 # and go with those containers. So are other tools' network namespace
 # handles below /run/netns (kube-run's pods, from the chart suite): the
 # host's /run/netns propagates into the node, and the cluster keeps its own
-# handles in its state directory.
+# handles in its state directory. So are the mounts below other local
+# clusters' state directories (/var/lib/slurm-jail-*: compat's and
+# slurm-testsuite's, up beside this one), which propagate the same way as
+# those clusters come and go.
 node_mounts() {
     nsenter -t "$(slurmd_pid "$1")" -m findmnt -rn -o TARGET,SOURCE,FSTYPE |
-        grep -v -E '^/var/lib/containers(-[^/ ]+)?/|^/run/netns/' | sort
+        grep -v -E '^/var/lib/containers(-[^/ ]+)?/|^/run/netns/' |
+        awk -v own="$STATE/" 'index($1, "/var/lib/slurm-jail-") != 1 || index($1, own) == 1' | sort
 }
 
 # node_mounts without the plugin's namespace files (the node's, rebuilt when

@@ -8,16 +8,20 @@
 : "${SLURM_JAIL_ROOT:?run through tests/run-all, or set SLURM_JAIL_ROOT}"
 SUITE_DIR=$SLURM_JAIL_ROOT/tests/slurm-testsuite
 LC=$SLURM_JAIL_ROOT/hack/local-cluster
-# A cluster of its own (state directory, subnet), so that the suite can run
-# beside the e2e suites' cluster.
+# A cluster of its own (state directory, subnet, test users), so that the
+# suite can run beside the e2e suites' cluster without either taking the
+# other's jobs or processes for its own.
 export SLURM_JAIL_LOCAL_DIR=${SLURM_JAIL_TESTSUITE_STATE:-/var/lib/slurm-jail-testsuite}
 export SLURM_JAIL_LOCAL_SUBNET=${SLURM_JAIL_TESTSUITE_SUBNET:-10.213.61}
+export SLURM_JAIL_LOCAL_USERS=${SLURM_JAIL_TESTSUITE_USERS:-sjt:5031}
 STATE=$SLURM_JAIL_LOCAL_DIR
 JAIL=$STATE/jail
 # Six nodes: the tests that want three to five nodes run.
 WORKERS=6
-TEST_USER=sjuser
-TEST_UID=5001
+# shellcheck source=hack/lib/local-cluster/users.sh
+. "$SLURM_JAIL_ROOT/hack/lib/local-cluster/users.sh"
+TEST_USER=$LC_USER
+TEST_UID=$LC_UID
 HOME_IN_JAIL=/home/$TEST_USER
 # Where the tests live for the test user: in the home every node sees, as
 # pytest's temporary directories must (a job's /tmp is its own).
