@@ -34,7 +34,7 @@ other_cluster_registered() {
     for f in /run/slurm-jail-local-clusters/*; do
         [ -f "$f" ] && [ "$(sed -n 1p "$f")" != "$STATE" ] || continue
         users=$(sed -n 2p "$f")
-        [ "${users:-sj:5001}" != "$LC_USERS" ] || return 0
+        [ "${users:-$LC_USERS_DEFAULT}" != "$LC_USERS" ] || return 0
     done
     return 1
 }

@@ -137,7 +137,7 @@ other_clusters_up() {
         dir=$(sed -n 1p "$f") users=$(sed -n 2p "$f")
         if pid=$(live_pid "$dir/ctld/slurmctld.pid") || live_pid "$dir/munge/munged.pid" >/dev/null; then
             owned+="$pid "
-            [ "${users:-sj:5001}" != "$LC_USERS" ] || echo "the cluster in $dir"
+            [ "${users:-$LC_USERS_DEFAULT}" != "$LC_USERS" ] || echo "the cluster in $dir"
         else
             rm -f "$f"
         fi

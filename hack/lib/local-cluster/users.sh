@@ -11,7 +11,8 @@
 # Sourced by common.sh and by the e2e tests' helpers.
 # shellcheck disable=SC2034
 
-LC_USERS=${SLURM_JAIL_LOCAL_USERS:-sj:5001}
+LC_USERS_DEFAULT=sj:5001
+LC_USERS=${SLURM_JAIL_LOCAL_USERS:-$LC_USERS_DEFAULT}
 if ! [[ $LC_USERS =~ ^[a-z][a-z0-9]{0,2}:[1-9][0-9]{3,5}$ ]]; then
     echo "SLURM_JAIL_LOCAL_USERS='$LC_USERS': write PREFIX:UID, a lower-case prefix of up to 3 characters (ps shows user names of up to 8) and the first of 9 free ids, e.g. sjc:5021" >&2
     # shellcheck disable=SC2317 # exit when not sourced
