@@ -36,6 +36,8 @@ setup_file() {
 setup() {
     # shellcheck source=tests/lib/counted_bats.bash
     . "$SLURM_JAIL_ROOT/tests/lib/counted_bats.bash"
+    # shellcheck source=tests/lib/slurmctld_log.bash
+    . "$SLURM_JAIL_ROOT/tests/lib/slurmctld_log.bash"
     LC=$SLURM_JAIL_ROOT/hack/local-cluster
     E2E_FILES=${SLURM_JAIL_COMPAT_E2E:-06-fail-closed 10-no-host-root 12-job-isolation 21-slurmd-requests 09-ssh 29-stepd-user-actions 34-user-controls 33-containers 35-pyxis}
 }
@@ -52,13 +54,11 @@ compat_up() {
     fi
     printf '# compat: Slurm %s: local-cluster up took %s s\n' "$rel" "$(elapsed_since "$t0")" >&3
     : >"$BATS_FILE_TMPDIR/up-$rel"
-    # A healthy start logs no error (each start logs afresh). The first start
-    # on a release (local-cluster drops another release's saved state) has
-    # no state to recover: Slurm up to 24.11 logs that as errors.
-    local state=$SLURM_JAIL_LOCAL_DIR
-    if grep -F 'error:' "$state/logs/slurmctld.log" |
-        grep -v -e 'error: Could not open [a-z]* state file ' -e 'error: NOTE: Trying backup state save file'; then
-        echo "slurmctld logged errors on Slurm $rel (above)"
+    # A healthy start logs no error (each start logs afresh).
+    local errors
+    errors=$(ctld_start_errors "$SLURM_JAIL_LOCAL_DIR/logs/slurmctld.log")
+    if [ -n "$errors" ]; then
+        printf '%s\nslurmctld logged errors on Slurm %s (above)\n' "$errors" "$rel"
         return 1
     fi
 }
