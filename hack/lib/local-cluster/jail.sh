@@ -99,13 +99,32 @@ add_user_to_host() {
     fi
 }
 
+# Each user and group is removed on its own: one that fails is named and the
+# others still go.
 remove_user_from_host() {
-    getent passwd "$LC_USER" >/dev/null && userdel "$LC_USER"
-    getent group "$LC_GROUP_EXTRA" >/dev/null && groupdel "$LC_GROUP_EXTRA"
-    getent group "$LC_USER" >/dev/null && groupdel "$LC_USER"
-    getent passwd "$LC_USER2" >/dev/null && userdel "$LC_USER2"
-    getent group "$LC_USER2" >/dev/null && groupdel "$LC_USER2"
-    return 0
+    local u g
+    for u in "$LC_USER" "$LC_USER2"; do remove_host_user "$u"; done
+    for g in "$LC_GROUP_EXTRA" "$LC_USER" "$LC_USER2"; do
+        getent group "$g" >/dev/null || continue
+        groupdel "$g" || log "warning: could not remove the host group $g: groupdel $g"
+    done
+}
+
+# remove_host_user NAME: userdel NAME. userdel refuses a user with a process
+# (a job's process the daemons' stop has just signalled may still be
+# ending): those are killed, and userdel tried again for up to 5 s.
+remove_host_user() {
+    local name=$1 uid tries=0
+    uid=$(id -u "$name" 2>/dev/null) || return 0
+    until userdel "$name" 2>/dev/null; do
+        tries=$((tries + 1))
+        if [ "$tries" -gt 10 ]; then
+            log "warning: could not remove the host user $name: $(userdel "$name" 2>&1)"
+            return 0
+        fi
+        pkill -KILL -U "$uid" 2>/dev/null || true
+        sleep 0.5
+    done
 }
 
 # Local clusters with the same test users (SLURM_JAIL_LOCAL_USERS) share
