@@ -182,6 +182,11 @@ no-98-nvidia'
     run podman run --rm --network none localhost/slurm-jail/populate-jail:latest --help
     assert_success
     assert_output --partial 'Usage: populate-jail'
+    run podman run --rm --network none --entrypoint sh localhost/slurm-jail/populate-jail:latest \
+        -c 'slurm-jail-backup --help && restic version && test -f /usr/local/share/man/man8/slurm-jail-backup.8'
+    assert_success
+    assert_output --partial 'Usage: slurm-jail-backup backup'
+    assert_output --regexp 'restic [0-9]+\.[0-9]+\.[0-9]+'
     run podman run --rm --network none --entrypoint sh localhost/slurm-jail/jail:latest \
         -c 'add-jail-users --help && finalize-rootfs --help && slurm-pmix-library --help'
     assert_success
