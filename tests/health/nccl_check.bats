@@ -69,14 +69,18 @@ nccl() {
 
 @test "the timeout kills a run that takes too long" {
     local start end
+    # A copy of its own, so that the check below sees this run's process
+    # alone (other suites run the fake beside this one).
+    install -m 0755 "$FAKE_NCCL" "$BATS_TEST_TMPDIR/fake_all_reduce_perf"
     start=$(now_ms)
-    FAKE_NCCL_FIXTURE=$FIXTURES/nccl/04_healthy_4gpu_nvswitch_a100.txt FAKE_NCCL_DELAY=30 \
+    FAKE_NCCL=$BATS_TEST_TMPDIR/fake_all_reduce_perf FAKE_NCCL_DELAY=30 \
+        FAKE_NCCL_FIXTURE=$FIXTURES/nccl/04_healthy_4gpu_nvswitch_a100.txt \
         nccl --gpu-model A100 --gpus 4 --timeout 1
     end=$(now_ms)
     assert_failure 1
     assert_line 'FAIL n1: all_reduce_perf did not finish within 1 s'
     [ $((end - start)) -lt 10000 ]
-    run pgrep -f 'fake_all_reduce_perf'
+    run pgrep -f "$BATS_TEST_TMPDIR/fake_all_reduce_perf"
     assert_failure
 }
 
