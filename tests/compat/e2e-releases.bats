@@ -56,7 +56,7 @@ compat_up() {
     : >"$BATS_FILE_TMPDIR/up-$rel"
     # A healthy start logs no error (each start logs afresh).
     local errors
-    errors=$(ctld_start_errors "$SLURM_JAIL_LOCAL_DIR/logs/slurmctld.log")
+    errors=$(ctld_start_errors "$SLURM_JAIL_LOCAL_DIR/logs/slurmctld.log" first-start)
     if [ -n "$errors" ]; then
         printf '%s\nslurmctld logged errors on Slurm %s (above)\n' "$errors" "$rel"
         return 1
