@@ -2,6 +2,7 @@
 // slurm-jail-nccl-check: runs all_reduce_perf on this node, judges the result
 // and drains/resumes the node. See man/slurm-jail-nccl-check.8.
 #include "child_env.hpp"
+#include "nccl_metrics.hpp"
 #include "nccl_output.hpp"
 #include "nccl_thresholds.hpp"
 #include "nccl_verdict.hpp"
@@ -14,6 +15,7 @@
 #include "program_main.hpp"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstring>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -41,6 +43,7 @@ struct Options : NodeActionOptions {
     unsigned gpus = 0;
     unsigned nodes = 1;
     std::string nvml_library = kDefaultNvmlLibrary;
+    std::string metrics_file;
 };
 
 void add_options(CLI::App &app, Options &o) {
@@ -72,6 +75,8 @@ void add_options(CLI::App &app, Options &o) {
         ->check(CLI::PositiveNumber);
     app.add_option("--nvml-library", o.nvml_library, "NVML library to dlopen")
         ->capture_default_str();
+    app.add_option("--metrics-file", o.metrics_file,
+                   "Write Prometheus metrics here (node_exporter textfile collector)");
     add_node_action_options(app, o);
 }
 
@@ -140,7 +145,30 @@ nlohmann::json to_json(const NcclOutput &out, const NcclVerdict &v, const NcclRu
             {"notes", v.notes}};
 }
 
+// --metrics-file: the verdict and figures of this run, replaced atomically.
+void write_nccl_metrics(const Options &o, const NcclVerdict &v, const std::optional<Threshold> &t,
+                        std::chrono::steady_clock::time_point start) {
+    if (o.metrics_file.empty()) {
+        return;
+    }
+    NcclMetrics m;
+    m.node = o.node;
+    m.model = o.gpu_model;
+    m.gpus = o.gpus;
+    m.nodes = o.nodes;
+    m.pass = v.pass;
+    m.busbw_gbps = v.measured_busbw;
+    if (t) {
+        m.threshold_gbps = t->min_busbw;
+    }
+    m.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    m.timestamp_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    write_file_atomically(o.metrics_file, render_nccl_metrics(m));
+}
+
 int run(Options &o) {
+    const auto start = std::chrono::steady_clock::now();
     resolve_node_name(o, "inside a Slurm job SLURMD_NODENAME is set");
     check_node_action_paths(o);
     const auto binary = find_all_reduce_perf(o.binary);
@@ -179,6 +207,7 @@ int run(Options &o) {
     run.timeout_s = o.timeout_s;
     const auto out = parse_nccl_output(r.out);
     const auto v = judge_nccl(out, run, threshold, ranks);
+    write_nccl_metrics(o, v, threshold, start);
     if (o.json) {
         fmt::print("{}\n", to_json(out, v, run, o, threshold).dump(2));
     } else {
