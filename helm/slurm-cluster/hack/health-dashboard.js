@@ -34,20 +34,24 @@ const TODAY = {
 };
 
 // ===========================================================================
-// EXPECTED FROM OTHER BRANCHES: names not written by any program yet.
-// Adjust them here when `slurm-jail-nccl-check --metrics-file` and the DCGM
-// results land; then move them to TODAY above and let the Prometheus test
-// (tests/helm/grafana-dashboard.bats) write them too. Their rows are collapsed
-// and their panels show "No data" until then.
+// EXPECTED FROM OTHER BRANCHES: names not written by any program on this
+// branch yet, as the branch adding them documents them (health/README.md's
+// metrics table there). Adjust them here when `slurm-jail-nccl-check
+// --metrics-file` and the DCGM results land; then move them to TODAY above and
+// let the Prometheus test (tests/helm/grafana-dashboard-queries.bats) write
+// them too. Their rows are collapsed and show "No data" until then.
 const EXPECTED = {
   // slurm-jail-nccl-check --metrics-file, labels {node,model,gpus,nodes}
   ncclBusbw: 'slurm_jail_nccl_check_busbw_gbps', // busbw at the largest message size
-  ncclThreshold: 'slurm_jail_nccl_check_threshold_gbps', // the threshold it was judged by
+  ncclThreshold: 'slurm_jail_nccl_check_threshold_gbps', // the threshold it was judged against
   ncclOk: 'slurm_jail_nccl_check_ok', // 1 pass, 0 fail
   ncclLastRun: 'slurm_jail_nccl_check_last_run_timestamp_seconds',
-  // slurm-jail-gpu-check's DCGM diagnostics, labels {node,test,gpu}: 1 pass, 0 fail
-  dcgmResult: `${GPU}dcgm_result`,
+  // slurm-jail-gpu-check's DCGM diagnostics
+  dcgmResult: `${GPU}dcgm_result`, // {node,test,gpu}: DCGM_RESULT values below
+  dcgmOutcome: `${GPU}dcgm_outcome`, // {node,outcome}: 1 for how the dcgmi run ended ("ok": results read)
 };
+// The values of dcgmResult.
+const DCGM_RESULT = { fail: 0, pass: 1, warn: 2, skipped: 3, unrecognised: 4 };
 // ===========================================================================
 
 const M = { ...TODAY, ...EXPECTED };
@@ -148,6 +152,10 @@ const tableQuery = (expr, refId) => target(expr, refId, { instant: true, table: 
 // --- The dashboard: one entry per row. -------------------------------------
 
 const AGE = `time() - ${sel(M.lastRun)}`;
+// The worst DCGM result per node and test, ranked 3 fail, 2 warn, 1
+// unrecognised, 0 pass or skipped (the results' own values do not sort so).
+const dcgmIs = (v) => `(${sel(M.dcgmResult)} == bool ${v})`;
+const DCGM_WORST = `max by (node, test) (3 * ${dcgmIs(DCGM_RESULT.fail)} + 2 * ${dcgmIs(DCGM_RESULT.warn)} + ${dcgmIs(DCGM_RESULT.unrecognised)})`;
 
 const rows = [
   {
@@ -246,11 +254,18 @@ const rows = [
     title: 'DCGM diagnostics',
     collapsed: true,
     panels: [
-      table('DCGM result by node and test', 'Worst result of each DCGM test per node, over its GPUs.',
-        [tableQuery(`min by (node, test) (${sel(M.dcgmResult)})`, 'A')], [12, 8], {},
-        { mappings: OK_FAIL, matrix: { columnField: 'test', rowField: 'node', valueField: 'Value' } }),
-      table('DCGM results that did not pass', 'Every DCGM test result per GPU that is not a pass.',
-        [tableQuery(`${sel(M.dcgmResult)} != 1`, 'A')], [12, 8], { node: 'Node', test: 'Test', gpu: 'GPU', Value: 'Result' }),
+      table('DCGM verdict by node and test', 'The worst result of each DCGM test over the GPUs of a node (skipped counts as a pass).',
+        [tableQuery(DCGM_WORST, 'A')], [12, 8], {}, {
+          mappings: mapping([0, 'pass', 'green'], [1, 'unrecognised', 'purple'], [2, 'warn', 'orange'], [3, 'FAIL', 'red']),
+          matrix: { columnField: 'test', rowField: 'node', valueField: 'Value' },
+        }),
+      table('DCGM results that did not pass', 'Every DCGM result per test and GPU that is neither a pass nor skipped.',
+        [tableQuery(`${sel(M.dcgmResult)} != ${DCGM_RESULT.pass} and ${sel(M.dcgmResult)} != ${DCGM_RESULT.skipped}`, 'A')],
+        [12, 8], { node: 'Node', test: 'Test', gpu: 'GPU', Value: 'Result' },
+        { mappings: mapping(...Object.entries(DCGM_RESULT).map(([text, v]) =>
+          [v, text, { fail: 'red', pass: 'green', warn: 'orange', skipped: 'text', unrecognised: 'purple' }[text]])) }),
+      table('DCGM runs without results', 'Nodes whose last dcgmi run gave no results, and how it ended.',
+        [tableQuery(`${M.dcgmOutcome}{node=~"$node",outcome!="ok"} == 1`, 'A')], [24, 6], { node: 'Node', outcome: 'Outcome' }),
     ],
   },
 ];
