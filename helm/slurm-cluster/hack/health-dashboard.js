@@ -123,8 +123,9 @@ function statusHistory(title, description, expr, legend, size, mappings) {
   }, { mappings, color: { mode: 'fixed', fixedColor: 'text' } });
 }
 
-// A table of instant queries; `columns` renames the fields it keeps, in order.
-function table(title, description, targets, size, columns, { mappings = [], matrix = null } = {}) {
+// A table of instant queries; `columns` renames the fields it keeps, in order;
+// `columnMappings` colours the named (renamed) columns by value mappings.
+function table(title, description, targets, size, columns, { mappings = [], matrix = null, columnMappings = {} } = {}) {
   const transformations = [];
   if (matrix) {
     transformations.push({ id: 'groupingToMatrix', options: matrix });
@@ -144,7 +145,13 @@ function table(title, description, targets, size, columns, { mappings = [], matr
     custom: { align: 'auto', cellOptions: { type: mappings.length ? 'color-background' : 'auto' }, inspect: false },
     thresholds: thresholds(),
     color: { mode: 'thresholds' },
-  }, { transformations });
+  }, {
+    transformations,
+    overrides: Object.entries(columnMappings).map(([column, m]) => ({
+      matcher: { id: 'byName', options: column },
+      properties: [{ id: 'mappings', value: m }, { id: 'custom.cellOptions', value: { type: 'color-background' } }],
+    })),
+  });
 }
 
 const tableQuery = (expr, refId) => target(expr, refId, { instant: true, table: true });
@@ -180,7 +187,8 @@ const rows = [
         tableQuery(`sum by (node) (1 - ${sel(M.ok)})`, 'B'),
         tableQuery(AGE, 'C'),
         tableQuery(sel(M.duration), 'D'),
-      ], [12, 8], { node: 'Node', 'Value #A': 'Drain', 'Value #B': 'Problems', 'Value #C': 'Age (s)', 'Value #D': 'Duration (s)' }),
+      ], [12, 8], { node: 'Node', 'Value #A': 'Drain', 'Value #B': 'Problems', 'Value #C': 'Age (s)', 'Value #D': 'Duration (s)' },
+      { columnMappings: { Drain: mapping([0, 'no', 'green'], [1, 'DRAIN', 'red']) } }),
     ],
   },
   {
@@ -215,7 +223,7 @@ const rows = [
       ], [24, 8], {
         node: 'Node', port: 'Port', link_layer: 'Link layer', 'Value #A': 'Up', 'Value #B': 'Rate (Gb/s)',
         'Value #C': 'link_downed', 'Value #D': 'symbol_error',
-      }),
+      }, { columnMappings: { Up: mapping([1, 'up', 'green'], [0, 'DOWN', 'red']) } }),
       statusHistory('Port up over time', 'slurm_jail_gpu_check_ib_port_up per port.', sel(M.ibUp), '{{node}} {{port}}',
         [12, 8], OK_FAIL),
       timeseries('Port rate', 'Rate of each port in Gb/s.',
