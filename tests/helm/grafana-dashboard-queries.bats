@@ -37,17 +37,23 @@ setup_file() {
 }
 
 teardown_file() {
-    local pid
-    for pid in "${R:?}"/*.pid; do
-        [ -f "$pid" ] || continue
-        kill "$(cat "$pid")" 2>/dev/null || true
+    local f pid
+    for f in "${R:?}"/*.pid; do
+        [ -f "$f" ] || continue
+        pid=$(cat "$f")
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true # when this shell started it
+        for _ in $(seq 50); do stopped "$pid" && break; sleep 0.1; done
+        stopped "$pid" || kill -9 "$pid" 2>/dev/null || true
+        rm -f "$f"
     done
-    for pid in "$R"/*.pid; do
-        [ -f "$pid" ] || continue
-        for _ in $(seq 50); do kill -0 "$(cat "$pid")" 2>/dev/null || break; sleep 0.1; done
-        kill -9 "$(cat "$pid")" 2>/dev/null || true
-        rm -f "$pid"
-    done
+}
+
+# stopped PID: the process is gone, or a zombie that only waits for its parent.
+stopped() {
+    local state
+    state=$(ps -o stat= -p "$1") || return 0
+    [[ $state == Z* ]]
 }
 
 # port SYSFS HCA N STATE PHYS_STATE RATE: one port, as the kernel lays it out.
