@@ -194,9 +194,9 @@ const rows = [
   {
     title: 'Quick GPU check: verdicts by node and GPU',
     panels: [
-      table('Verdict by node and GPU', 'Worst verdict of all checks per node and GPU (column "node": node-wide checks).',
+      table('Verdict by node and GPU', 'Worst result of all checks per node and GPU, a warning included (column "node": node-wide checks).',
         [tableQuery(`min by (node, gpu) (${sel(M.ok)})`, 'A')], [12, 8], {},
-        { mappings: OK_FAIL, matrix: { columnField: 'gpu', rowField: 'node', valueField: 'Value' } }),
+        { mappings: mapping([1, 'OK', 'green'], [0, 'PROBLEM', 'red']), matrix: { columnField: 'gpu', rowField: 'node', valueField: 'Value' } }),
       table('Check results with a problem', 'Every check result that is not OK in the last run.',
         [tableQuery(`${sel(M.ok)} == 0`, 'A')], [12, 8], { node: 'Node', check: 'Check', gpu: 'GPU' }),
       statusHistory('Drain verdict over time', 'slurm_jail_gpu_check_drain per node.', sel(M.drain), '{{node}}',
