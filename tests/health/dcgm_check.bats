@@ -6,24 +6,15 @@
 # program the checks run (no Slurm: --no-drain).
 
 load helpers
+load fake_dcgmi
 
 DCGM_FIXTURES=$SLURM_JAIL_ROOT/tests/health/fixtures/dcgm
 
 # fake_dcgmi FIXTURE [EXIT [SLEEP]]: writes $BATS_TEST_TMPDIR/dcgm-bin/dcgmi,
-# which records its arguments, sleeps, prints FIXTURE and exits with EXIT.
+# which records its arguments in $BATS_TEST_TMPDIR/dcgmi.args, sleeps, prints
+# FIXTURE and exits with EXIT.
 fake_dcgmi() {
-    local bin=$BATS_TEST_TMPDIR/dcgm-bin
-    mkdir -p "$bin"
-    chmod 0755 "$bin"
-    cat >"$bin/dcgmi" <<SCRIPT
-#!/bin/sh
-echo "\$*" >"$BATS_TEST_TMPDIR/dcgmi.args"
-[ "${3:-0}" = 0 ] || sleep ${3:-0}
-cat "$DCGM_FIXTURES/$1"
-exit ${2:-0}
-SCRIPT
-    chmod 0755 "$bin/dcgmi"
-    echo "$bin/dcgmi"
+    write_fake_dcgmi "$BATS_TEST_TMPDIR/dcgm-bin" "$BATS_TEST_TMPDIR/dcgmi.args" "$DCGM_FIXTURES/$1" "${@:2}"
 }
 
 dcgm_check() {
