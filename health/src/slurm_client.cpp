@@ -71,7 +71,8 @@ std::vector<NodeState> SlurmClient::list_nodes(const std::string &partition) con
 
 std::vector<std::string> SlurmClient::hostnames(const std::string &hostlist) const {
     std::vector<std::string> names;
-    for (const auto line : lines(run(tools_.scontrol, {"show", "hostnames", hostlist}))) {
+    const auto out = run(tools_.scontrol, {"show", "hostnames", hostlist});
+    for (const auto line : lines(out)) {
         if (const auto name = trim(line); !name.empty()) {
             names.emplace_back(name);
         }

@@ -66,7 +66,8 @@ void add_options(CLI::App &app, Options &o) {
     repeatable(app.add_option("--srun-arg", o.srun_args,
                               "Extra srun argument for every run, e.g. --gpus-per-node=8 "
                               "(repeatable)"));
-    app.add_option("--timeout", o.timeout_s, "Kill a run after this many seconds")
+    app.add_option("--timeout", o.timeout_s,
+                   "Each run's time limit in seconds (srun --time, in whole minutes)")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
     repeatable(app.add_option("--threshold", o.thresholds,
@@ -212,12 +213,19 @@ int run(Options &o) {
     (void)required_threshold(table, o.gpu_model, o.gpus, 2, kCheck);
     const auto all = static_cast<unsigned>(nodes.size());
     (void)required_threshold(table, o.gpu_model, o.gpus, all, kCheck);
-    r.srun_head = {find_slurm_tool(o.srun), "--jobid=" + jobid,
-                   fmt::format("--ntasks-per-node={}", o.gpus), "--mpi=pmix",
-                   "--kill-on-bad-exit=1"};
+    // Slurm ends a step at its time limit (whole minutes); killing srun alone
+    // would leave the ranks running and hold the nodes from the next group.
+    const int minutes = (o.timeout_s + 59) / 60;
+    r.srun_head = {find_slurm_tool(o.srun),
+                   "--jobid=" + jobid,
+                   fmt::format("--ntasks-per-node={}", o.gpus),
+                   "--mpi=pmix",
+                   "--kill-on-bad-exit=1",
+                   fmt::format("--time={}", minutes)};
     r.srun_head.insert(r.srun_head.end(), o.srun_args.begin(), o.srun_args.end());
     r.command = build_argv(find_all_reduce_perf(o.binary), o.args, 1);
-    r.copts.timeout = std::chrono::seconds(o.timeout_s);
+    // srun itself is killed only if the step outlives its limit by a minute.
+    r.copts.timeout = std::chrono::seconds(minutes * 60 + 60);
     r.copts.merge_stderr = true;
     r.copts.environment = child_environment(current_environment(), {"SLURM_CONF"}, o.env);
     fmt::print("testing {} nodes ({}), {} x {} GPUs, one rank each\n", nodes.size(),
