@@ -118,12 +118,17 @@ struct Runner {
     int timeout_s = 0;
 };
 
-GroupResult run_group(const Runner &r, const NodeGroup &group) {
+// show_output: print all_reduce_perf's report before the verdict (the run
+// across all nodes, the measurement an admin reads in the job's log).
+GroupResult run_group(const Runner &r, const NodeGroup &group, bool show_output = false) {
     auto argv = r.srun_head;
     argv.push_back(fmt::format("--nodes={}", group.size()));
     argv.push_back(fmt::format("--nodelist={}", fmt::join(group, ",")));
     argv.insert(argv.end(), r.command.begin(), r.command.end());
     const auto c = run_command(argv, r.copts);
+    if (show_output) {
+        fmt::print("{}", c.out);
+    }
     NcclRun run;
     run.exit_code = c.started ? c.exit_code : 1;
     run.signal = c.signal;
@@ -168,8 +173,8 @@ int after_failure(const Options &o, const Runner &r, const std::vector<std::stri
     if (blame.culprit) {
         const auto limit = drain_limit(static_cast<unsigned>(nodes.size()), o.max_drain_fraction);
         const auto pair = required_threshold(*r.table, r.gpu_model, r.gpus, 2, kCheck);
-        const auto cause = fmt::format("{}; pairs need {:g} ({})", blame.evidence,
-                                       pair.min_busbw, pair.key());
+        const auto cause =
+            fmt::format("{}; pairs need {:g} ({})", blame.evidence, pair.min_busbw, pair.key());
         if (limit >= 1) {
             act(o, *blame.culprit, false, cause);
         } else {
@@ -230,7 +235,7 @@ int run(Options &o) {
     r.copts.environment = child_environment(current_environment(), {"SLURM_CONF"}, o.env);
     fmt::print("testing {} nodes ({}), {} x {} GPUs, one rank each\n", nodes.size(),
                fmt::join(nodes, ","), o.gpu_model, o.gpus);
-    const auto whole = run_group(r, nodes);
+    const auto whole = run_group(r, nodes, true);
     if (!whole.pass) {
         return after_failure(o, r, nodes);
     }

@@ -102,8 +102,7 @@ int run(Options &o) {
         }
         submit(o, slurm, fmt::format("{} nodes", eligible.size()),
                {"--exclusive", fmt::format("--nodes={}", eligible.size()),
-                fmt::format("--nodelist={}", fmt::join(eligible, ",")),
-                "--job-name=" + o.job_name},
+                fmt::format("--nodelist={}", fmt::join(eligible, ",")), "--job-name=" + o.job_name},
                "");
         submitted = 1;
     } else {

@@ -56,6 +56,7 @@ teardown() {
 
 all_idle() { [ "$(ctld_exec sinfo -h -N -o %T | sort -u)" = idle ]; }
 no_jobs() { [ -z "$(ctld_exec squeue -h)" ]; }
+node_job_running() { [ "$(ctld_exec squeue -h -j "$1" -o %T)" = RUNNING ]; }
 
 # mark NODE: the node's fabric is slow; only that node's jobs see the file.
 mark() { touch "$STATE/nodes/$1/spool/$MARKER_NAME"; }
@@ -122,4 +123,24 @@ drained_nodes() { ctld_exec sinfo -h -N -o '%N|%T|%E' | grep -v '|idle|' || true
     assert_line 'node2 failed in every group it was in, and every group without it passed'
     assert_line --partial 'not draining node2: a run of 4 nodes may drain at most 0 (--max-drain-fraction 0.2); evidence: busbw GB/s in its groups: node1+node2 5.00, node2+node3 5.00'
     assert_equal "$(drained_nodes)" ''
+}
+
+# A node drained while the job holds it (DRAINING) is still tested: after a
+# pass the check resumes the one it drained itself, and leaves the admin's.
+@test "after a pass: our own drain is resumed, an admin's drain is left alone" {
+    local check="exec /usr/sbin/slurm-jail-nccl-fabric --gpu-model H200 --gpus 1 --binary $ARP"
+    check+=" --threshold H200x1x2=30 --env OMPI_MCA_pml=ob1 --env OMPI_MCA_btl=self,tcp"
+    run on_node node1 sbatch --exclusive -N4 --chdir=/ --output=/root/fabric-%j.out --time=2 \
+        --wrap "sleep 3; $check"
+    assert_success
+    local job=${output##* }
+    wait_until 20 node_job_running "$job"
+    ctld_exec scontrol update nodename=node2 state=drain reason='slurm-jail-health: nccl-fabric: an earlier run'
+    ctld_exec scontrol update nodename=node4 state=drain reason='cable swap'
+    wait_until 60 no_jobs
+    run cat "$JAIL"/root/fabric-*.out
+    assert_line --partial 'PASS node1+node2+node3+node4: busbw 40.00 GB/s'
+    assert_line "node2: check passed; resuming (drained by us: 'slurm-jail-health: nccl-fabric: an earlier run')"
+    assert_line "node4: check passed, but the node was drained by someone else ('cable swap'); leaving it drained"
+    assert_equal "$(drained_nodes)" 'node4|drained|cable swap'
 }

@@ -72,8 +72,8 @@ int main(int argc, char **argv) {
                "%6d  %7.1f  %6.2f  %6.2f  %6d\n"
                "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %.2f \n#\n"
                "# Collective test concluded: all_reduce_perf\n#\n",
-               8589934592.0 / algbw / 1e3, algbw, busbw, wrong, 8589934592.0 / algbw / 1e3,
-               algbw, busbw, wrong, busbw);
+               8589934592.0 / algbw / 1e3, algbw, busbw, wrong, 8589934592.0 / algbw / 1e3, algbw,
+               busbw, wrong, busbw);
     }
     fflush(stdout);
     signal(SIGALRM, finalize_hung);
