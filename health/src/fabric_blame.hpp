@@ -7,7 +7,8 @@
 // first), so that every node is in exactly two groups and every group holds
 // two nodes; with three or more nodes a single bad node is the only one whose
 // two groups both fail while every other group passes. The pairs come in
-// rounds of disjoint groups (two rounds for an even count, three for an odd).
+// rounds of disjoint groups (two rounds for an even count, three for an
+// odd), which can run at the same time.
 #pragma once
 
 #include <optional>

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <future>
 
 namespace {
 
@@ -161,13 +162,26 @@ void act(const Options &o, const std::string &node, bool passed, const std::stri
     (void)act_on_outcome(SlurmClient(tools), s, kCheck, passed, cause, stdout);
 }
 
-int after_failure(const Options &o, const Runner &r, const std::vector<std::string> &nodes) {
+// The pairs of a round share no node, so they run at the same time, each as
+// its own step of the job; the rounds run one after another.
+std::vector<GroupResult> run_rounds(const Runner &r, const std::vector<std::string> &nodes) {
     std::vector<GroupResult> results;
     for (const auto &round : plan_pair_rounds(nodes)) {
+        std::vector<std::future<GroupResult>> running;
+        running.reserve(round.size());
         for (const auto &group : round) {
-            results.push_back(run_group(r, group));
+            running.push_back(
+                std::async(std::launch::async, [&r, &group] { return run_group(r, group); }));
+        }
+        for (auto &f : running) {
+            results.push_back(f.get());
         }
     }
+    return results;
+}
+
+int after_failure(const Options &o, const Runner &r, const std::vector<std::string> &nodes) {
+    const auto results = run_rounds(r, nodes);
     const auto blame = blame_groups(nodes, results);
     fmt::print("{}\n", blame.summary);
     if (blame.culprit) {
@@ -192,14 +206,14 @@ int after_failure(const Options &o, const Runner &r, const std::vector<std::stri
 int run(Options &o) {
     SlurmTools tools;
     tools.scontrol = o.scontrol;
-    const auto nodes = SlurmClient(tools).hostnames(
-        from_env(o.nodelist, "SLURM_JOB_NODELIST", "--nodelist NODES"));
+    const auto nodelist = from_env(o.nodelist, "SLURM_JOB_NODELIST", "--nodelist NODES");
     const auto jobid = from_env(o.jobid, "SLURM_JOB_ID", "--jobid ID");
+    const auto nodes = SlurmClient(tools).hostnames(nodelist);
     if (nodes.size() < 2) {
         throw std::runtime_error(fmt::format(
             "'{}' is {} node(s): the fabric check needs 2 or more (3 or more to single out a "
             "node); submit it with -N 3 or more",
-            o.nodelist.empty() ? std::getenv("SLURM_JOB_NODELIST") : o.nodelist, nodes.size()));
+            nodelist, nodes.size()));
     }
     if (!o.no_drain) {
         (void)check_state_dir(o.state_dir);

@@ -28,7 +28,7 @@ struct Options {
     std::string fabric_command = kDefaultFabricCommand;
     std::vector<std::string> sbatch_args;
     std::vector<std::string> check_args;
-    std::string job_name = "slurm-jail-nccl-check";
+    std::string job_name; // default: the check's program name
     std::string sinfo = "sinfo";
     std::string sbatch = "sbatch";
     bool dry_run = false;
@@ -66,6 +66,9 @@ void submit(const Options &o, const SlurmClient &slurm, const std::string &what,
 
 int run(Options &o) {
     const auto &command = o.fabric ? o.fabric_command : o.check_command;
+    if (o.job_name.empty()) {
+        o.job_name = o.fabric ? "slurm-jail-nccl-fabric" : "slurm-jail-nccl-check";
+    }
     if (!command.starts_with('/')) {
         throw std::invalid_argument(fmt::format(
             "--{}-command '{}' is not an absolute path: the job runs it as root, so it must "
@@ -141,7 +144,9 @@ int run_main(int argc, char **argv) {
     app.add_option("--fabric-command", o.fabric_command,
                    "slurm-jail-nccl-fabric's absolute path where the job runs: inside the jail")
         ->capture_default_str();
-    app.add_option("--job-name", o.job_name, "Job name")->capture_default_str();
+    app.add_option("--job-name", o.job_name,
+                   "Job name (default: slurm-jail-nccl-check, with --fabric "
+                   "slurm-jail-nccl-fabric)");
     app.add_option("--sinfo", o.sinfo, "sinfo to use")->capture_default_str();
     app.add_option("--sbatch", o.sbatch, "sbatch to use")->capture_default_str();
     app.add_flag("--dry-run", o.dry_run, "Print the sbatch commands, submit nothing");
