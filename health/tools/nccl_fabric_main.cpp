@@ -203,6 +203,31 @@ int after_failure(const Options &o, const Runner &r, const std::vector<std::stri
     return 1;
 }
 
+Runner make_runner(const Options &o, const std::string &jobid,
+                   const std::vector<Threshold> &table) {
+    Runner r;
+    r.table = &table;
+    r.gpu_model = o.gpu_model;
+    r.gpus = o.gpus;
+    r.timeout_s = o.timeout_s;
+    // Slurm ends a step at its time limit (whole minutes); killing srun alone
+    // would leave the ranks running and hold the nodes from the next group.
+    const int minutes = (o.timeout_s + 59) / 60;
+    r.srun_head = {find_slurm_tool(o.srun),
+                   "--jobid=" + jobid,
+                   fmt::format("--ntasks-per-node={}", o.gpus),
+                   "--mpi=pmix",
+                   "--kill-on-bad-exit=1",
+                   fmt::format("--time={}", minutes)};
+    r.srun_head.insert(r.srun_head.end(), o.srun_args.begin(), o.srun_args.end());
+    r.command = build_argv(find_all_reduce_perf(o.binary), o.args, 1);
+    // srun itself is killed only if the step outlives its limit by a minute.
+    r.copts.timeout = std::chrono::seconds(minutes * 60 + 60);
+    r.copts.merge_stderr = true;
+    r.copts.environment = child_environment(current_environment(), {"SLURM_CONF"}, o.env);
+    return r;
+}
+
 int run(Options &o) {
     SlurmTools tools;
     tools.scontrol = o.scontrol;
@@ -219,34 +244,14 @@ int run(Options &o) {
         (void)check_state_dir(o.state_dir);
     }
     (void)drain_limit(static_cast<unsigned>(nodes.size()), o.max_drain_fraction);
-    Runner r;
-    r.table = nullptr;
     const auto table = threshold_table(o.thresholds);
-    r.table = &table;
     resolve_gpus(o.gpu_model, o.gpus, o.nvml_library);
-    r.gpu_model = o.gpu_model;
-    r.gpus = o.gpus;
-    r.timeout_s = o.timeout_s;
     // Both thresholds before the first run, so a long run does not end in a
     // configuration error.
     (void)required_threshold(table, o.gpu_model, o.gpus, 2, kCheck);
-    const auto all = static_cast<unsigned>(nodes.size());
-    (void)required_threshold(table, o.gpu_model, o.gpus, all, kCheck);
-    // Slurm ends a step at its time limit (whole minutes); killing srun alone
-    // would leave the ranks running and hold the nodes from the next group.
-    const int minutes = (o.timeout_s + 59) / 60;
-    r.srun_head = {find_slurm_tool(o.srun),
-                   "--jobid=" + jobid,
-                   fmt::format("--ntasks-per-node={}", o.gpus),
-                   "--mpi=pmix",
-                   "--kill-on-bad-exit=1",
-                   fmt::format("--time={}", minutes)};
-    r.srun_head.insert(r.srun_head.end(), o.srun_args.begin(), o.srun_args.end());
-    r.command = build_argv(find_all_reduce_perf(o.binary), o.args, 1);
-    // srun itself is killed only if the step outlives its limit by a minute.
-    r.copts.timeout = std::chrono::seconds(minutes * 60 + 60);
-    r.copts.merge_stderr = true;
-    r.copts.environment = child_environment(current_environment(), {"SLURM_CONF"}, o.env);
+    (void)required_threshold(table, o.gpu_model, o.gpus, static_cast<unsigned>(nodes.size()),
+                             kCheck);
+    const auto r = make_runner(o, jobid, table);
     fmt::print("testing {} nodes ({}), {} x {} GPUs, one rank each\n", nodes.size(),
                fmt::join(nodes, ","), o.gpu_model, o.gpus);
     const auto whole = run_group(r, nodes, true);
