@@ -11,22 +11,18 @@
 #include "subprocess.hpp"
 #include "trusted_files.hpp"
 
+#include "nccl_run.hpp"
 #include "node_check.hpp"
 #include "program_main.hpp"
 
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <cstring>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 namespace {
 
 using namespace sjh;
-
-// Where images/nccl-tests installs it in the jail (docs/contract.md).
-constexpr const char *kDefaultAllReducePerf = "/usr/lib/slurm-jail/nccl-tests/bin/all_reduce_perf";
 
 // What all_reduce_perf keeps of the check's environment besides the fixed
 // PATH: the GPUs Slurm gave the job.
@@ -80,50 +76,6 @@ void add_options(CLI::App &app, Options &o) {
     add_node_action_options(app, o);
 }
 
-// The binary as a trusted absolute path (never looked up in $PATH).
-std::string find_all_reduce_perf(const std::string &binary) {
-    const auto found = find_trusted_program(binary);
-    if (found.error != 0) {
-        throw std::runtime_error(fmt::format(
-            "cannot run '{}': {}; install nccl-tests or pass --binary PATH (images/nccl-tests "
-            "builds it for the jail)",
-            binary, std::strerror(found.error)));
-    }
-    return found.path;
-}
-
-std::vector<std::string> build_argv(const std::string &binary, const std::string &args,
-                                    unsigned gpus) {
-    std::vector<std::string> argv{binary};
-    std::istringstream in(args);
-    std::string word;
-    while (in >> word) {
-        for (auto p = word.find("{gpus}"); p != std::string::npos; p = word.find("{gpus}")) {
-            word.replace(p, 6, std::to_string(gpus));
-        }
-        argv.push_back(word);
-    }
-    return argv;
-}
-
-void resolve_gpus(Options &o) {
-    if (!o.gpu_model.empty() && o.gpus > 0) {
-        return;
-    }
-    const auto probe = probe_gpus(trusted_library(o.nvml_library), std::chrono::seconds(30));
-    if (!probe.snapshot) {
-        throw std::runtime_error(fmt::format(
-            "cannot learn the GPU model and count from NVML ({}); pass --gpu-model and --gpus",
-            probe.failure));
-    }
-    if (o.gpus == 0) {
-        o.gpus = probe.snapshot->count;
-    }
-    if (o.gpu_model.empty() && !probe.snapshot->gpus.empty()) {
-        o.gpu_model = probe.snapshot->gpus.front().name;
-    }
-}
-
 nlohmann::json to_json(const NcclOutput &out, const NcclVerdict &v, const NcclRun &run,
                        const Options &o, const std::optional<Threshold> &t) {
     return {{"node", o.node},
@@ -173,22 +125,12 @@ int run(Options &o) {
     check_node_action_paths(o);
     const auto binary = find_all_reduce_perf(o.binary);
     const auto environment = child_environment(current_environment(), kKeptEnvironment, o.env);
-    std::vector<Threshold> overrides;
-    for (const auto &spec : o.thresholds) {
-        overrides.push_back(parse_threshold(spec));
-    }
-    const auto table = merge_thresholds(default_thresholds(), overrides);
-    resolve_gpus(o);
-    const auto threshold = find_threshold(table, o.gpu_model, o.gpus, o.nodes);
+    const auto table = threshold_table(o.thresholds);
+    resolve_gpus(o.gpu_model, o.gpus, o.nvml_library);
     const unsigned ranks = o.gpus * o.nodes;
+    std::optional<Threshold> threshold = find_threshold(table, o.gpu_model, o.gpus, o.nodes);
     if (!threshold && ranks > 1) {
-        const auto where = o.nodes > 1 ? fmt::format(" on {} nodes", o.nodes) : std::string();
-        const auto key = o.nodes > 1 ? fmt::format("MODELx{}x{}", o.gpus, o.nodes)
-                                     : fmt::format("MODELx{}", o.gpus);
-        throw std::runtime_error(
-            fmt::format("no bandwidth threshold for '{}' x{}{}: add one, e.g. --threshold {}=GBPS "
-                        "(threshold = ... in the [nccl-check] config section)",
-                        o.gpu_model, o.gpus, where, key));
+        threshold = required_threshold(table, o.gpu_model, o.gpus, o.nodes, "nccl-check");
     }
     CommandOptions copts;
     copts.timeout = std::chrono::seconds(o.timeout_s);
