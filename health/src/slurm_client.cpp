@@ -4,6 +4,7 @@
 #include "child_env.hpp"
 #include "slurm_text.hpp"
 #include "subprocess.hpp"
+#include "text.hpp"
 #include "trusted_files.hpp"
 
 #include <cstring>
@@ -66,6 +67,17 @@ std::vector<NodeState> SlurmClient::list_nodes(const std::string &partition) con
         args.insert(args.end(), {"-p", partition});
     }
     return parse_sinfo_nodes(run(tools_.sinfo, args));
+}
+
+std::vector<std::string> SlurmClient::hostnames(const std::string &hostlist) const {
+    std::vector<std::string> names;
+    const auto out = run(tools_.scontrol, {"show", "hostnames", hostlist});
+    for (const auto line : lines(out)) {
+        if (const auto name = trim(line); !name.empty()) {
+            names.emplace_back(name);
+        }
+    }
+    return names;
 }
 
 void SlurmClient::drain(const std::string &node, const std::string &reason) const {

@@ -37,6 +37,8 @@ class SlurmClient {
     NodeState show_node(const std::string &node) const;
     std::string node_gres(const std::string &node) const;
     std::vector<NodeState> list_nodes(const std::string &partition) const;
+    // `scontrol show hostnames LIST`: "node[1-3]" -> node1, node2, node3.
+    std::vector<std::string> hostnames(const std::string &hostlist) const;
     void drain(const std::string &node, const std::string &reason) const;
     void resume(const std::string &node) const;
     // Returns sbatch's output ("Submitted batch job N").

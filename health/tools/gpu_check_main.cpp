@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // slurm-jail-gpu-check: the quick GPU health check, run by slurmd as its
 // HealthCheckProgram. See man/slurm-jail-gpu-check.8.
+#include "dcgm_run.hpp"
 #include "gpu_checks.hpp"
 #include "ib_checks.hpp"
 #include "ib_state_file.hpp"
@@ -39,6 +40,9 @@ struct Options : NodeActionOptions {
     std::string ib_ports;
     std::string ib_min_rate;
     std::uint64_t ib_symbol_error_drain = 0;
+    std::string dcgm_level = "off";
+    bool dcgm_required = false;
+    std::string dcgmi = "dcgmi";
 };
 
 void add_options(CLI::App &app, Options &o) {
@@ -52,7 +56,7 @@ void add_options(CLI::App &app, Options &o) {
         ->capture_default_str();
     app.add_option("--budget", o.budget_s, "Hard time budget for the whole run, seconds")
         ->capture_default_str()
-        ->check(CLI::Range(0.5, 55.0));
+        ->check(CLI::Range(0.5, 3600.0));
     app.add_option("--kernel-log", o.kernel_log, "Kernel log to scan for Xids")
         ->capture_default_str();
     app.add_option("--xid-window", o.xid_window_s, "Xids younger than this many seconds count")
@@ -74,6 +78,16 @@ void add_options(CLI::App &app, Options &o) {
     app.add_option("--ib-symbol-error-drain", o.ib_symbol_error_drain,
                    "Drain when a port's symbol_error grows by more than this between runs (0: "
                    "only report)")
+        ->capture_default_str();
+    app.add_option("--dcgm-level", o.dcgm_level,
+                   "Also run `dcgmi diag -r LEVEL` (1 takes seconds to a minute, 2-4 minutes to "
+                   "hours: raise --budget, not for HealthCheckProgram) under the deadline")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"off", "1", "2", "3", "4"}));
+    app.add_flag("--dcgm-required", o.dcgm_required,
+                 "Drain when DCGM gives no verdict (dcgmi missing or killed, nv-hostengine "
+                 "unreachable, output unreadable); default: warn");
+    app.add_option("--dcgmi", o.dcgmi, "dcgmi to run (a bare name is looked up in the safe PATH)")
         ->capture_default_str();
     add_node_action_options(app, o);
 }
@@ -170,6 +184,13 @@ void remember_ib_ports(const Options &o, const std::vector<IbPortReading> &ports
     write_ib_state(ib_state_path(o), next_ib_state(ports, previous, passed));
 }
 
+// The seconds dcgmi may take: what is left of the budget, less what the Slurm
+// calls after it need.
+double dcgm_timeout_s(const Options &o, Clock::time_point start) {
+    const double reserve = std::max(2.0, o.budget_s * 0.1);
+    return std::max(0.1, o.budget_s - seconds_since(start) - reserve);
+}
+
 int run(Options &o) {
     const auto start = Clock::now();
     resolve_node_name(o, "slurmd sets SLURMD_NODENAME");
@@ -200,6 +221,16 @@ int run(Options &o) {
         ev = evaluate_probe_failure(probe.failure);
     }
     ev.problems.insert(ev.problems.end(), extra.problems.begin(), extra.problems.end());
+    // DCGM only where NVML answered: a node whose NVML failed drains anyway.
+    std::optional<DcgmOutcome> dcgm;
+    DcgmPolicy dcgm_policy;
+    if (o.dcgm_level != "off" && probe.snapshot) {
+        dcgm_policy.level = static_cast<unsigned>(std::stoul(o.dcgm_level));
+        dcgm_policy.required = o.dcgm_required;
+        dcgm_policy.timeout_s = dcgm_timeout_s(o, start);
+        dcgm = judge_dcgm(run_dcgmi(o.dcgmi, dcgm_policy.level, ms(dcgm_policy.timeout_s)),
+                          dcgm_policy, ev);
+    }
     const auto ib_ports = scan_ib_ports(o, ev);
     if (ib_ports) {
         evaluate_ib(*ib_ports, ib_cfg, ib_previous, ev);
@@ -213,11 +244,13 @@ int run(Options &o) {
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     if (!o.metrics_file.empty()) {
         write_file_atomically(o.metrics_file,
-                              render_metrics(ev, info) + render_ib_port_metrics(ports_seen, info));
+                              render_metrics(ev, info) + render_ib_port_metrics(ports_seen, info) +
+                                  (dcgm ? render_dcgm_metrics(*dcgm, dcgm_policy, info) : ""));
     }
     if (o.json) {
         auto j = render_json(ev, probe.snapshot, info);
         j["ib_ports"] = render_ib_ports_json(ports_seen);
+        j["dcgm"] = dcgm ? render_dcgm_json(*dcgm, dcgm_policy) : nlohmann::json(nullptr);
         fmt::print("{}\n", j.dump(2));
     } else {
         fmt::print("{}", render_human(ev, info));
@@ -235,7 +268,8 @@ int run(Options &o) {
 int run_main(int argc, char **argv) {
     CLI::App app{"Quick GPU health check for Slurm's HealthCheckProgram: reads every GPU "
                  "through NVML within a hard time budget, scans the kernel log for fatal Xids, "
-                 "checks the InfiniBand/RoCE ports in sysfs, drains the node on failure and "
+                 "checks the InfiniBand/RoCE ports in sysfs, optionally runs DCGM's diagnostic, "
+                 "drains the node on failure and "
                  "resumes it when a later run passes.",
                  "slurm-jail-gpu-check"};
     Options o;

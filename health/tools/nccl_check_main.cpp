@@ -2,6 +2,7 @@
 // slurm-jail-nccl-check: runs all_reduce_perf on this node, judges the result
 // and drains/resumes the node. See man/slurm-jail-nccl-check.8.
 #include "child_env.hpp"
+#include "nccl_metrics.hpp"
 #include "nccl_output.hpp"
 #include "nccl_thresholds.hpp"
 #include "nccl_verdict.hpp"
@@ -10,21 +11,18 @@
 #include "subprocess.hpp"
 #include "trusted_files.hpp"
 
+#include "nccl_run.hpp"
 #include "node_check.hpp"
 #include "program_main.hpp"
 
 #include <CLI/CLI.hpp>
-#include <cstring>
+#include <chrono>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 namespace {
 
 using namespace sjh;
-
-// Where images/nccl-tests installs it in the jail (docs/contract.md).
-constexpr const char *kDefaultAllReducePerf = "/usr/lib/slurm-jail/nccl-tests/bin/all_reduce_perf";
 
 // What all_reduce_perf keeps of the check's environment besides the fixed
 // PATH: the GPUs Slurm gave the job.
@@ -41,6 +39,7 @@ struct Options : NodeActionOptions {
     unsigned gpus = 0;
     unsigned nodes = 1;
     std::string nvml_library = kDefaultNvmlLibrary;
+    std::string metrics_file;
 };
 
 void add_options(CLI::App &app, Options &o) {
@@ -72,51 +71,9 @@ void add_options(CLI::App &app, Options &o) {
         ->check(CLI::PositiveNumber);
     app.add_option("--nvml-library", o.nvml_library, "NVML library to dlopen")
         ->capture_default_str();
+    app.add_option("--metrics-file", o.metrics_file,
+                   "Write Prometheus metrics here (node_exporter textfile collector)");
     add_node_action_options(app, o);
-}
-
-// The binary as a trusted absolute path (never looked up in $PATH).
-std::string find_all_reduce_perf(const std::string &binary) {
-    const auto found = find_trusted_program(binary);
-    if (found.error != 0) {
-        throw std::runtime_error(fmt::format(
-            "cannot run '{}': {}; install nccl-tests or pass --binary PATH (images/nccl-tests "
-            "builds it for the jail)",
-            binary, std::strerror(found.error)));
-    }
-    return found.path;
-}
-
-std::vector<std::string> build_argv(const std::string &binary, const std::string &args,
-                                    unsigned gpus) {
-    std::vector<std::string> argv{binary};
-    std::istringstream in(args);
-    std::string word;
-    while (in >> word) {
-        for (auto p = word.find("{gpus}"); p != std::string::npos; p = word.find("{gpus}")) {
-            word.replace(p, 6, std::to_string(gpus));
-        }
-        argv.push_back(word);
-    }
-    return argv;
-}
-
-void resolve_gpus(Options &o) {
-    if (!o.gpu_model.empty() && o.gpus > 0) {
-        return;
-    }
-    const auto probe = probe_gpus(trusted_library(o.nvml_library), std::chrono::seconds(30));
-    if (!probe.snapshot) {
-        throw std::runtime_error(fmt::format(
-            "cannot learn the GPU model and count from NVML ({}); pass --gpu-model and --gpus",
-            probe.failure));
-    }
-    if (o.gpus == 0) {
-        o.gpus = probe.snapshot->count;
-    }
-    if (o.gpu_model.empty() && !probe.snapshot->gpus.empty()) {
-        o.gpu_model = probe.snapshot->gpus.front().name;
-    }
 }
 
 nlohmann::json to_json(const NcclOutput &out, const NcclVerdict &v, const NcclRun &run,
@@ -140,27 +97,40 @@ nlohmann::json to_json(const NcclOutput &out, const NcclVerdict &v, const NcclRu
             {"notes", v.notes}};
 }
 
+// --metrics-file: the verdict and figures of this run, replaced atomically.
+void write_nccl_metrics(const Options &o, const NcclVerdict &v, const std::optional<Threshold> &t,
+                        std::chrono::steady_clock::time_point start) {
+    if (o.metrics_file.empty()) {
+        return;
+    }
+    NcclMetrics m;
+    m.node = o.node;
+    m.model = o.gpu_model;
+    m.gpus = o.gpus;
+    m.nodes = o.nodes;
+    m.pass = v.pass;
+    m.busbw_gbps = v.measured_busbw;
+    if (t) {
+        m.threshold_gbps = t->min_busbw;
+    }
+    m.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    m.timestamp_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    write_file_atomically(o.metrics_file, render_nccl_metrics(m));
+}
+
 int run(Options &o) {
+    const auto start = std::chrono::steady_clock::now();
     resolve_node_name(o, "inside a Slurm job SLURMD_NODENAME is set");
     check_node_action_paths(o);
     const auto binary = find_all_reduce_perf(o.binary);
     const auto environment = child_environment(current_environment(), kKeptEnvironment, o.env);
-    std::vector<Threshold> overrides;
-    for (const auto &spec : o.thresholds) {
-        overrides.push_back(parse_threshold(spec));
-    }
-    const auto table = merge_thresholds(default_thresholds(), overrides);
-    resolve_gpus(o);
-    const auto threshold = find_threshold(table, o.gpu_model, o.gpus, o.nodes);
+    const auto table = threshold_table(o.thresholds);
+    resolve_gpus(o.gpu_model, o.gpus, o.nvml_library);
     const unsigned ranks = o.gpus * o.nodes;
+    std::optional<Threshold> threshold = find_threshold(table, o.gpu_model, o.gpus, o.nodes);
     if (!threshold && ranks > 1) {
-        const auto where = o.nodes > 1 ? fmt::format(" on {} nodes", o.nodes) : std::string();
-        const auto key = o.nodes > 1 ? fmt::format("MODELx{}x{}", o.gpus, o.nodes)
-                                     : fmt::format("MODELx{}", o.gpus);
-        throw std::runtime_error(
-            fmt::format("no bandwidth threshold for '{}' x{}{}: add one, e.g. --threshold {}=GBPS "
-                        "(threshold = ... in the [nccl-check] config section)",
-                        o.gpu_model, o.gpus, where, key));
+        threshold = required_threshold(table, o.gpu_model, o.gpus, o.nodes, "nccl-check");
     }
     CommandOptions copts;
     copts.timeout = std::chrono::seconds(o.timeout_s);
@@ -179,6 +149,7 @@ int run(Options &o) {
     run.timeout_s = o.timeout_s;
     const auto out = parse_nccl_output(r.out);
     const auto v = judge_nccl(out, run, threshold, ranks);
+    write_nccl_metrics(o, v, threshold, start);
     if (o.json) {
         fmt::print("{}\n", to_json(out, v, run, o, threshold).dump(2));
     } else {

@@ -16,73 +16,105 @@ namespace {
 
 using namespace sjh;
 
-// Where the check is in the jail, where its job runs (docs/contract.md).
+// Where the checks are in the jail, where their jobs run (docs/contract.md).
 constexpr const char *kDefaultCheckCommand = "/usr/sbin/slurm-jail-nccl-check";
+constexpr const char *kDefaultFabricCommand = "/usr/sbin/slurm-jail-nccl-fabric";
 
 struct Options {
     std::string config = kDefaultConfig;
     std::string partition;
     std::string check_command = kDefaultCheckCommand;
+    bool fabric = false;
+    std::string fabric_command = kDefaultFabricCommand;
     std::vector<std::string> sbatch_args;
     std::vector<std::string> check_args;
-    std::string job_name = "slurm-jail-nccl-check";
+    std::string job_name; // default: the check's program name
     std::string sinfo = "sinfo";
     std::string sbatch = "sbatch";
     bool dry_run = false;
 };
 
+// `node` empty: the fabric check, which takes its nodes from its job.
 std::string wrap_command(const Options &o, const std::string &node) {
-    std::string cmd = "exec " + shell_quote(o.check_command) + " --node " + shell_quote(node);
+    std::string cmd = "exec " + shell_quote(o.fabric ? o.fabric_command : o.check_command);
+    if (!node.empty()) {
+        cmd += " --node " + shell_quote(node);
+    }
     for (const auto &a : o.check_args) {
         cmd += " " + shell_quote(a);
     }
     return cmd;
 }
 
+void submit(const Options &o, const SlurmClient &slurm, const std::string &what,
+            std::vector<std::string> args, const std::string &node) {
+    if (!o.partition.empty()) {
+        args.push_back("--partition=" + o.partition);
+    }
+    args.insert(args.end(), o.sbatch_args.begin(), o.sbatch_args.end());
+    args.push_back("--wrap=" + wrap_command(o, node));
+    if (o.dry_run) {
+        fmt::print("dry-run: would submit for {}: {} {}\n", what, o.sbatch, fmt::join(args, " "));
+        return;
+    }
+    auto out = slurm.submit(args);
+    while (!out.empty() && out.back() == '\n') {
+        out.pop_back();
+    }
+    fmt::print("{}: {}\n", what, out);
+}
+
 int run(Options &o) {
-    if (!o.check_command.starts_with('/')) {
+    const auto &command = o.fabric ? o.fabric_command : o.check_command;
+    if (o.job_name.empty()) {
+        o.job_name = o.fabric ? "slurm-jail-nccl-fabric" : "slurm-jail-nccl-check";
+    }
+    if (!command.starts_with('/')) {
         throw std::invalid_argument(fmt::format(
-            "--check-command '{}' is not an absolute path: the job runs it as root, so it must "
+            "--{}-command '{}' is not an absolute path: the job runs it as root, so it must "
             "not be looked up in the job's PATH",
-            o.check_command));
+            o.fabric ? "fabric" : "check", command));
     }
     // The check runs inside the jail, which need not have this config file:
-    // its [nccl-check] section travels on the check's command line, before
-    // the arguments given after --, which win.
-    auto check_args = config_section_args(o.config, "nccl-check", false);
+    // its section travels on the check's command line, before the arguments
+    // given after --, which win.
+    auto check_args = config_section_args(o.config, o.fabric ? "nccl-fabric" : "nccl-check", false);
     check_args.insert(check_args.end(), o.check_args.begin(), o.check_args.end());
     o.check_args = check_args;
     SlurmTools tools;
     tools.sinfo = o.sinfo;
     tools.sbatch = o.sbatch;
     const SlurmClient slurm(tools);
-    const auto nodes = slurm.list_nodes(o.partition);
-    unsigned submitted = 0;
+    std::vector<std::string> eligible;
     unsigned skipped = 0;
-    for (const auto &n : nodes) {
+    for (const auto &n : slurm.list_nodes(o.partition)) {
         if (!eligible_for_nccl(n.state)) {
             fmt::print("skip {}: state {}\n", n.name, n.state);
             ++skipped;
             continue;
         }
-        std::vector<std::string> args{"--exclusive", "--nodes=1", "--nodelist=" + n.name,
-                                      "--job-name=" + o.job_name};
-        if (!o.partition.empty()) {
-            args.push_back("--partition=" + o.partition);
+        eligible.push_back(n.name);
+    }
+    unsigned submitted = 0;
+    if (o.fabric) {
+        if (eligible.size() < 2) {
+            throw std::runtime_error(fmt::format(
+                "{} node(s) can take a job now: the fabric check needs 2 or more (3 or more to "
+                "single out a node)",
+                eligible.size()));
         }
-        args.insert(args.end(), o.sbatch_args.begin(), o.sbatch_args.end());
-        args.push_back("--wrap=" + wrap_command(o, n.name));
-        if (o.dry_run) {
-            fmt::print("dry-run: would submit for {}: {} {}\n", n.name, o.sbatch,
-                       fmt::join(args, " "));
-        } else {
-            auto out = slurm.submit(args);
-            while (!out.empty() && out.back() == '\n') {
-                out.pop_back();
-            }
-            fmt::print("{}: {}\n", n.name, out);
+        submit(o, slurm, fmt::format("{} nodes", eligible.size()),
+               {"--exclusive", fmt::format("--nodes={}", eligible.size()),
+                fmt::format("--nodelist={}", fmt::join(eligible, ",")), "--job-name=" + o.job_name},
+               "");
+        submitted = 1;
+    } else {
+        for (const auto &node : eligible) {
+            submit(o, slurm, node,
+                   {"--exclusive", "--nodes=1", "--nodelist=" + node, "--job-name=" + o.job_name},
+                   node);
+            ++submitted;
         }
-        ++submitted;
     }
     fmt::print("{} {} job(s), skipped {} node(s)\n", o.dry_run ? "would submit" : "submitted",
                submitted, skipped);
@@ -91,8 +123,10 @@ int run(Options &o) {
 
 int run_main(int argc, char **argv) {
     CLI::App app{"Submits one exclusive slurm-jail-nccl-check job per node that can take one "
-                 "now (skips down, drained, draining and unresponsive nodes). The config file's "
-                 "[nccl-check] section and the arguments after -- go to slurm-jail-nccl-check.",
+                 "now (skips down, drained, draining and unresponsive nodes), or with --fabric "
+                 "one exclusive slurm-jail-nccl-fabric job across all of them. The config file's "
+                 "[nccl-check] section ([nccl-fabric] with --fabric) and the arguments after -- "
+                 "go to the check.",
                  "slurm-jail-nccl-submit"};
     Options o;
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -104,11 +138,21 @@ int run_main(int argc, char **argv) {
     app.add_option("--check-command", o.check_command,
                    "slurm-jail-nccl-check's absolute path where the job runs: inside the jail")
         ->capture_default_str();
-    app.add_option("--job-name", o.job_name, "Job name")->capture_default_str();
+    app.add_flag("--fabric", o.fabric,
+                 "One job across all eligible nodes running --fabric-command (the multi-node "
+                 "check) instead of one job per node");
+    app.add_option("--fabric-command", o.fabric_command,
+                   "slurm-jail-nccl-fabric's absolute path where the job runs: inside the jail")
+        ->capture_default_str();
+    app.add_option("--job-name", o.job_name,
+                   "Job name (default: slurm-jail-nccl-check, with --fabric "
+                   "slurm-jail-nccl-fabric)");
     app.add_option("--sinfo", o.sinfo, "sinfo to use")->capture_default_str();
     app.add_option("--sbatch", o.sbatch, "sbatch to use")->capture_default_str();
     app.add_flag("--dry-run", o.dry_run, "Print the sbatch commands, submit nothing");
-    app.add_option("check_args", o.check_args, "Arguments for slurm-jail-nccl-check (after --)")
+    app.add_option("check_args", o.check_args,
+                   "Arguments for slurm-jail-nccl-check, or slurm-jail-nccl-fabric with --fabric "
+                   "(after --)")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     return parse_and_run(app, argc, argv, "nccl-submit", [&] { return run(o); });
 }

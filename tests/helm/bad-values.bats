@@ -97,6 +97,13 @@ refused_by_template() {
     refused 'healthChecks: {gpuCheck: {"Drain After": 2}}' "'Drain After' does not match pattern"
 }
 
+@test "Grafana dashboard ConfigMap: a label, label value or namespace Kubernetes refuses, an unknown key" {
+    refused 'healthChecks: {grafanaDashboard: {sidecarLabel: "grafana dashboard"}}' "at '/healthChecks/grafanaDashboard/sidecarLabel'"
+    refused 'healthChecks: {grafanaDashboard: {sidecarLabelValue: 1}}' "at '/healthChecks/grafanaDashboard/sidecarLabelValue'"
+    refused 'healthChecks: {grafanaDashboard: {namespace: Monitoring}}' "at '/healthChecks/grafanaDashboard/namespace'"
+    refused 'healthChecks: {grafanaDashboard: {folder: Slurm}}' "additional properties 'folder' not allowed"
+}
+
 @test "partition naming a nodeset that does not exist" {
     refused_by_template 'partitions: [{name: gpu, nodesets: [h100]}]' \
         'partitions[0] (gpu): nodeset "h100" is not an enabled entry of nodesets (enabled: cpu)'
@@ -155,7 +162,7 @@ controller: {nodeSelector: {kubernetes.io/arch: arm64}}' \
         'partitions: [{name: gpu, nodesets: [cpu, gpu], default: true}]' \
         'login: {service: {type: NodePort, nodePort: 30022}, authorizedKeys: {alice: ["ssh-ed25519 AAAA x"]}}' \
         'plugin: {extraArgs: [bind=/srv/data, gpu=off, gpu_mps_dir=/run/mps, build_timeout=60]}' \
-        'healthChecks: {nccl: {enabled: true, schedule: "0 3 * * 0"}}' \
+        'healthChecks: {nccl: {enabled: true, schedule: "0 3 * * 0"}, grafanaDashboard: {enabled: true, sidecarLabel: example.com/dashboard, sidecarLabelValue: "yes", namespace: monitoring}}' \
         'accounting: {enabled: true, mariadb: {enabled: true}}' >"$BATS_TEST_TMPDIR/good.yaml"
     run "$helm_bin" template t "$chart" -f "$BATS_TEST_TMPDIR/good.yaml"
     assert_success

@@ -18,14 +18,7 @@ setup() {
     hb=${SLURM_JAIL_BUILD_DIR:-$root/build}/health
 }
 
-need() { # PROGRAM: build it unless tests/run-all did; fail if it cannot be built
-    [ -x "$hb/$1" ] && return 0
-    local build=${SLURM_JAIL_BUILD_DIR:-$root/build}
-    cmake -S "$root" -B "$build" -DSLURM_JAIL_BUILD_HEALTH=ON -DSLURM_JAIL_WERROR=ON >/dev/null &&
-        cmake --build "$build" --target "$1" >/dev/null ||
-        fail "cannot build $1 in $build (cmake output above)"
-    [ -x "$hb/$1" ] || fail "building $1 left no $hb/$1"
-}
+need() { need_built "$1" "$hb/$1"; } # PROGRAM: build it unless tests/run-all did
 
 @test "health.conf has the four sections with the values' settings" {
     run cat "$R/health.conf"

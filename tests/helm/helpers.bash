@@ -36,3 +36,15 @@ cm_data() {
     jq -ej --arg n "$2" --arg key "$3" \
         '.[] | select(.kind == "ConfigMap" and .metadata.name == $n) | .data[$key]' "$1"
 }
+
+# need_built TARGET FILE: build the CMake TARGET unless FILE exists (tests/run-all
+# built everything); fail if it cannot be built.
+need_built() {
+    [ -e "$2" ] && return 0
+    local build=${SLURM_JAIL_BUILD_DIR:-$root/build}
+    if ! cmake -S "$root" -B "$build" -DSLURM_JAIL_BUILD_HEALTH=ON -DSLURM_JAIL_WERROR=ON >/dev/null ||
+        ! cmake --build "$build" --target "$1" >/dev/null; then
+        fail "cannot build $1 in $build (cmake output above)"
+    fi
+    [ -e "$2" ] || fail "building $1 left no $2"
+}

@@ -8,9 +8,9 @@
 # a driver out (lib64/, bin/). ns-init binds it at /usr/local/nvidia in that
 # node's mount namespace only, one of the places where chroot.so's gpu=auto
 # looks. Nodes take the versions of LC_FAKE_DRIVERS in turn, so neighbours
-# differ. The jail gets what the jail image has for the NCCL check
-# (slurm-jail-nccl-check, libfmt9) and an all_reduce_perf stand-in that, like
-# the real one, needs the node's driver.
+# differ. The jail gets what the jail image has for the NCCL checks
+# (slurm-jail-nccl-check, slurm-jail-nccl-fabric, libfmt9) and an
+# all_reduce_perf stand-in that, like the real one, needs the node's driver.
 
 LC_FAKE_DRIVERS=(550.54.15 570.124.06)
 LC_FAKE_DRIVER_ALL=(550.54.15 570.124.06 580.159.04)
@@ -24,7 +24,7 @@ fakes_build_dir() { echo "${SLURM_JAIL_BUILD_DIR:-$LC_ROOT/build}/tests/fakes/nv
 build_fake_gpu() {
     local build=${SLURM_JAIL_BUILD_DIR:-$LC_ROOT/build}
     log "building the fake NVIDIA drivers and the NCCL check in $build"
-    cmake --build "$build" -j "$(nproc)" --target fake_nvidia_drivers slurm-jail-nccl-check >&2 ||
+    cmake --build "$build" -j "$(nproc)" --target fake_nvidia_drivers slurm-jail-nccl-check slurm-jail-nccl-fabric >&2 ||
         die "building the fake drivers failed (see above); they need the test build (hack/install-deps installs googletest)"
 }
 
@@ -62,6 +62,7 @@ install_nccl_check_in_jail() {
     local build=${SLURM_JAIL_BUILD_DIR:-$LC_ROOT/build} j
     j=$(jail_dir)
     replace_file "$build/health/slurm-jail-nccl-check" "$j/usr/sbin/slurm-jail-nccl-check"
+    replace_file "$build/health/slurm-jail-nccl-fabric" "$j/usr/sbin/slurm-jail-nccl-fabric"
     install -d -m 0755 "$j$(dirname "$LC_ARP")"
     replace_file "$(fakes_build_dir)/probes/fake_all_reduce_perf" "$j$LC_ARP"
 }
