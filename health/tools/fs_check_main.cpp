@@ -27,10 +27,7 @@ struct Options : NodeActionOptions {
 };
 
 void add_options(CLI::App &app, Options &o) {
-    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    app.add_option("--config", o.config,
-                   "Config file; its [fs-check] section holds defaults for these options")
-        ->capture_default_str();
+    add_config_option(app, o.config, "fs-check");
     app.add_option("--jail", o.jail, "The jail, as chroot.so's jail= names it")->required();
     app.add_option("--timeout", o.timeout_s,
                    "Seconds the jail's server has to answer (chroot.so: build_timeout=)")

@@ -46,10 +46,7 @@ struct Options : NodeActionOptions {
 };
 
 void add_options(CLI::App &app, Options &o) {
-    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    app.add_option("--config", o.config,
-                   "Config file; its [gpu-check] section holds defaults for these options")
-        ->capture_default_str();
+    add_config_option(app, o.config, "gpu-check");
     app.add_option("--expected-gpus", o.expected_gpus,
                    "GPUs the node must have (default: from the node's Gres in Slurm)");
     app.add_option("--nvml-library", o.nvml_library, "NVML library to dlopen")

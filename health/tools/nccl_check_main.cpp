@@ -43,10 +43,7 @@ struct Options : NodeActionOptions {
 };
 
 void add_options(CLI::App &app, Options &o) {
-    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    app.add_option("--config", o.config,
-                   "Config file; its [nccl-check] section holds defaults for these options")
-        ->capture_default_str();
+    add_config_option(app, o.config, "nccl-check");
     app.add_option("--binary", o.binary,
                    "all_reduce_perf to run (it and every directory above it root-owned, not "
                    "writable by group or others)")

@@ -51,10 +51,7 @@ struct Options {
 };
 
 void add_options(CLI::App &app, Options &o) {
-    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    app.add_option("--config", o.config,
-                   "Config file; its [nccl-fabric] section holds defaults for these options")
-        ->capture_default_str();
+    add_config_option(app, o.config, kCheck);
     app.add_option("--binary", o.binary,
                    "all_reduce_perf built with MPI, run by every rank (root-owned, not writable "
                    "by group or others)")

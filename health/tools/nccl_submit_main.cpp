@@ -129,10 +129,7 @@ int run_main(int argc, char **argv) {
                  "go to the check.",
                  "slurm-jail-nccl-submit"};
     Options o;
-    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    app.add_option("--config", o.config,
-                   "Config file; its [nccl-submit] section holds defaults for these options")
-        ->capture_default_str();
+    add_config_option(app, o.config, "nccl-submit");
     app.add_option("--partition,-p", o.partition, "Only nodes of this partition");
     repeatable(app.add_option("--sbatch-arg", o.sbatch_args, "Extra sbatch argument (repeatable)"));
     app.add_option("--check-command", o.check_command,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// What every health program does around its own work: put the config file's
-// [section] in front of the command line, parse, run, and turn errors into a
-// "<program>: error: ..." line and exit code 2.
+// What every health program does around its own work: its --config option,
+// put the config file's [section] in front of the command line, parse, run,
+// and turn errors into a "<program>: error: ..." line and exit code 2.
 #pragma once
 
 #include "config_file.hpp"
@@ -20,6 +20,16 @@ inline CLI::Option *repeatable(CLI::Option *option) {
     return option->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->expected(1)
         ->allow_extra_args(false);
+}
+
+// --config, naming the program's [section]. Every option is then taken once,
+// the last time it is given, so that the command line wins over the config
+// file's keys, which parse_and_run puts in front of it.
+inline void add_config_option(CLI::App &app, std::string &config, const char *section) {
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    const auto help =
+        fmt::format("Config file; its [{}] section holds defaults for these options", section);
+    app.add_option("--config", config, help)->capture_default_str();
 }
 
 inline int parse_and_run(CLI::App &app, int argc, char **argv, const char *section,
