@@ -139,11 +139,7 @@ int run(Options &o) {
                                              "--binary PATH",
                                              o.binary, r.exec_error));
     }
-    NcclRun run;
-    run.exit_code = r.exit_code;
-    run.signal = r.signal;
-    run.timed_out = r.timed_out;
-    run.timeout_s = o.timeout_s;
+    const auto run = nccl_run_of(r, o.timeout_s);
     const auto out = parse_nccl_output(r.out);
     const auto v = judge_nccl(out, run, threshold, ranks);
     write_nccl_metrics(o, v, threshold, start);

@@ -127,11 +127,7 @@ GroupResult run_group(const Runner &r, const NodeGroup &group, bool show_output 
     if (show_output) {
         fmt::print("{}", c.out);
     }
-    NcclRun run;
-    run.exit_code = c.started ? c.exit_code : 1;
-    run.signal = c.signal;
-    run.timed_out = c.timed_out;
-    run.timeout_s = r.timeout_s;
+    const auto run = nccl_run_of(c, r.timeout_s);
     const auto nodes = static_cast<unsigned>(group.size());
     const auto threshold = required_threshold(*r.table, r.gpu_model, r.gpus, nodes, kCheck);
     const auto v = judge_nccl(parse_nccl_output(c.out), run, threshold, r.gpus * nodes);

@@ -37,6 +37,15 @@ std::vector<std::string> build_argv(const std::string &binary, const std::string
     return argv;
 }
 
+NcclRun nccl_run_of(const CommandResult &c, int timeout_s) {
+    NcclRun run;
+    run.exit_code = c.started ? c.exit_code : 1;
+    run.signal = c.signal;
+    run.timed_out = c.timed_out;
+    run.timeout_s = timeout_s;
+    return run;
+}
+
 void resolve_gpus(std::string &gpu_model, unsigned &gpus, const std::string &nvml_library) {
     if (!gpu_model.empty() && gpus > 0) {
         return;
