@@ -145,3 +145,16 @@ open_gate() {
     assert_output --partial "cannot read the boot id from '$BATS_TEST_TMPDIR/missing'"
     assert_output --partial '--boot-id-file'
 }
+
+@test "--help and the man pages name the gate's options" {
+    run "$HEALTH_BIN/slurm-jail-gpu-check" --help
+    assert_output --partial '--gate-status'
+    assert_output --partial '--boot-id-file'
+    run "$HEALTH_BIN/slurm-jail-nccl-check" --help
+    assert_output --partial '--gate-dir'
+    run man -l "$SLURM_JAIL_ROOT/health/man/slurm-jail-gpu-check.8"
+    assert_output --partial 'NEW NODES'
+    assert_output --partial '--gate-status'
+    run man -l "$SLURM_JAIL_ROOT/health/man/slurm-jail-nccl-check.8"
+    assert_output --partial '--boot-id-file'
+}
