@@ -23,9 +23,13 @@ template <typename T> void get(const nlohmann::json &j, const char *key, std::op
 } // namespace
 
 void to_json(nlohmann::json &j, const GpuSnapshot &g) {
-    j = nlohmann::json{{"index", g.index},   {"name", g.name},
-                       {"bus_id", g.bus_id}, {"lost", g.lost},
-                       {"errors", g.errors}, {"nvlinks_inactive", g.nvlinks_inactive}};
+    j = nlohmann::json{{"index", g.index},
+                       {"name", g.name},
+                       {"bus_id", g.bus_id},
+                       {"serial", g.serial},
+                       {"lost", g.lost},
+                       {"errors", g.errors},
+                       {"nvlinks_inactive", g.nvlinks_inactive}};
     put(j, "ecc_uncorrected_volatile", g.ecc_uncorrected_volatile);
     put(j, "retired_pages_pending", g.retired_pages_pending);
     put(j, "remap_pending", g.remap_pending);
@@ -44,6 +48,7 @@ void from_json(const nlohmann::json &j, GpuSnapshot &g) {
     g.index = j.at("index").get<unsigned>();
     g.name = j.at("name").get<std::string>();
     g.bus_id = j.at("bus_id").get<std::string>();
+    g.serial = j.value("serial", "");
     g.lost = j.at("lost").get<std::string>();
     g.errors = j.at("errors").get<std::vector<std::string>>();
     g.nvlinks_inactive = j.at("nvlinks_inactive").get<std::vector<unsigned>>();

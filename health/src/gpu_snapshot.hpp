@@ -15,6 +15,7 @@ struct GpuSnapshot {
     unsigned index = 0;
     std::string name;
     std::string bus_id; // NVML form, "00000000:1B:00.0"
+    std::string serial; // the board's serial number (empty: NVML has none)
     std::string lost;   // non-empty: the GPU is lost / off the bus / needs reset, and why
     std::optional<std::uint64_t> ecc_uncorrected_volatile;
     std::optional<bool> retired_pages_pending;

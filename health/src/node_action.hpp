@@ -3,10 +3,12 @@
 // state, decide, and drain/resume (or print what would happen with dry-run).
 #pragma once
 
+#include "gate.hpp"
 #include "reason.hpp"
 #include "slurm_client.hpp"
 
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace sjh {
@@ -18,11 +20,19 @@ struct ActionSettings {
     bool dry_run = false;
 };
 
+// The new-node gate, for the checks it waits for (gate.hpp).
+struct GateSettings {
+    std::string dir;       // where the gate's records are
+    NodeIdentity identity; // the node's now
+};
+
 // Returns the decided action (after doing it unless dry_run). Throws
 // SlurmError / std::runtime_error before changing anything if the node's state
 // cannot be read, or the state file is corrupt or in a directory another user
-// could write (UntrustedPath).
+// could write (UntrustedPath). With `gate`, a pass is recorded for the gate
+// and the action is the gate's (apply_gate); `check` is "gpu" or "nccl" then.
 Action act_on_outcome(const SlurmClient &slurm, const ActionSettings &s, const std::string &check,
-                      bool passed, const std::string &cause, std::FILE *out);
+                      bool passed, const std::string &cause, std::FILE *out,
+                      const std::optional<GateSettings> &gate = std::nullopt);
 
 } // namespace sjh

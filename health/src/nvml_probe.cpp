@@ -30,6 +30,7 @@ struct Api {
     nvmlReturn_t (*count)(unsigned *) = nullptr;
     nvmlReturn_t (*handle)(unsigned, nvmlDevice_t *) = nullptr;
     nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned) = nullptr;
+    nvmlReturn_t (*serial)(nvmlDevice_t, char *, unsigned) = nullptr;
     nvmlReturn_t (*pci)(nvmlDevice_t, nvmlPciInfo_t *) = nullptr;
     nvmlReturn_t (*ecc)(nvmlDevice_t, int, int, unsigned long long *) = nullptr;
     nvmlReturn_t (*retired_pending)(nvmlDevice_t, nvmlEnableState_t *) = nullptr;
@@ -69,6 +70,7 @@ Api load_api(const std::string &library) {
     bind(lib, "nvmlDeviceGetCount_v2", a.count, true);
     bind(lib, "nvmlDeviceGetHandleByIndex_v2", a.handle, true);
     bind(lib, "nvmlDeviceGetName", a.name, true);
+    bind(lib, "nvmlDeviceGetSerial", a.serial, false);
     bind(lib, "nvmlDeviceGetPciInfo_v3", a.pci, true);
     bind(lib, "nvmlDeviceGetTotalEccErrors", a.ecc, true);
     bind(lib, "nvmlDeviceGetRetiredPagesPendingStatus", a.retired_pending, true);
@@ -200,6 +202,12 @@ GpuSnapshot read_gpu(const Api &a, const Reporter &rep, unsigned index) {
     std::array<char, 96> name{};
     if (r.query("nvmlDeviceGetName", [&](auto d) { return a.name(d, name.data(), name.size()); })) {
         g.name = name.data();
+    }
+    std::array<char, 96> serial{};
+    if (a.serial != nullptr && r.query("nvmlDeviceGetSerial", [&](auto d) {
+            return a.serial(d, serial.data(), serial.size());
+        })) {
+        g.serial = serial.data();
     }
     unsigned long long ecc = 0;
     if (r.query("nvmlDeviceGetTotalEccErrors", [&](auto d) {

@@ -26,7 +26,8 @@ namespace {
 using namespace sjh;
 using Clock = std::chrono::steady_clock;
 
-struct Options : NodeActionOptions {
+struct Options : NodeActionOptions, GateOptions {
+    bool gate_status = false;
     std::string config = kDefaultConfig;
     unsigned expected_gpus = 0;
     std::string nvml_library = kDefaultNvmlLibrary;
@@ -87,6 +88,10 @@ void add_options(CLI::App &app, Options &o) {
     app.add_option("--dcgmi", o.dcgmi, "dcgmi to run (a bare name is looked up in the safe PATH)")
         ->capture_default_str();
     add_node_action_options(app, o);
+    add_gate_options(app, o);
+    app.add_flag("--gate-status", o.gate_status,
+                 "Print the new-node gate's state for this node (which checks passed since "
+                 "when, what is missing) and exit; runs no check and changes nothing");
 }
 
 double seconds_since(Clock::time_point t) {
@@ -188,9 +193,24 @@ double dcgm_timeout_s(const Options &o, Clock::time_point start) {
     return std::max(0.1, o.budget_s - seconds_since(start) - reserve);
 }
 
+// --gate-status: the gate as the records and the node are now.
+int gate_status(const Options &o) {
+    const auto probe = probe_gpus(trusted_library(o.nvml_library), ms(o.budget_s));
+    if (!probe.snapshot) {
+        throw std::runtime_error(fmt::format(
+            "cannot read the GPUs' serial numbers through NVML ({}); the gate compares them",
+            probe.failure));
+    }
+    print_gate_status(o, o, gpu_serials(*probe.snapshot));
+    return 0;
+}
+
 int run(Options &o) {
     const auto start = Clock::now();
     resolve_node_name(o, "slurmd sets SLURMD_NODENAME");
+    if (o.gate_status) {
+        return gate_status(o);
+    }
     check_node_action_paths(o);
     const auto nvml_library = trusted_library(o.nvml_library);
     if (!o.fatal_xids.empty()) {
@@ -254,8 +274,10 @@ int run(Options &o) {
     }
     (void)std::fflush(stdout);
     // Two scontrol calls (show, then update) share what is left of the budget.
+    const auto gate = gate_settings(
+        o, o, probe.snapshot ? gpu_serials(*probe.snapshot) : std::vector<std::string>{});
     act_on_node(o, {"gpu", "gpu-check.failures", !ev.must_drain(), ev.cause()},
-                std::max(1, static_cast<int>((o.budget_s - seconds_since(start)) / 2)));
+                std::max(1, static_cast<int>((o.budget_s - seconds_since(start)) / 2)), gate);
     if (ib_ports) {
         remember_ib_ports(o, *ib_ports, ib_previous, !ev.must_drain());
     }

@@ -28,7 +28,7 @@ using namespace sjh;
 // PATH: the GPUs Slurm gave the job.
 const std::vector<std::string> kKeptEnvironment = {"CUDA_VISIBLE_DEVICES"};
 
-struct Options : NodeActionOptions {
+struct Options : NodeActionOptions, GateOptions {
     std::string config = kDefaultConfig;
     std::string binary = kDefaultAllReducePerf;
     std::string args = "-b 8G -e 8G -f 2 -g {gpus}";
@@ -71,6 +71,23 @@ void add_options(CLI::App &app, Options &o) {
     app.add_option("--metrics-file", o.metrics_file,
                    "Write Prometheus metrics here (node_exporter textfile collector)");
     add_node_action_options(app, o);
+    add_gate_options(app, o);
+}
+
+// With --gate: the node's identity (boot id and the GPUs' serials from NVML),
+// before the long run, so that a configuration error comes first.
+std::optional<GateSettings> nccl_gate(const Options &o) {
+    if (!o.gate || o.no_drain) {
+        return std::nullopt;
+    }
+    const auto probe = probe_gpus(trusted_library(o.nvml_library), std::chrono::seconds(30));
+    if (!probe.snapshot) {
+        throw std::runtime_error(fmt::format(
+            "--gate needs the GPUs' serial numbers, and NVML failed ({}); fix NVML or run "
+            "without --gate",
+            probe.failure));
+    }
+    return gate_settings(o, o, gpu_serials(*probe.snapshot));
 }
 
 nlohmann::json to_json(const NcclOutput &out, const NcclVerdict &v, const NcclRun &run,
@@ -120,6 +137,7 @@ int run(Options &o) {
     const auto start = std::chrono::steady_clock::now();
     resolve_node_name(o, "inside a Slurm job SLURMD_NODENAME is set");
     check_node_action_paths(o);
+    const auto gate = nccl_gate(o);
     const auto binary = find_all_reduce_perf(o.binary);
     const auto environment = child_environment(current_environment(), kKeptEnvironment, o.env);
     const auto table = threshold_table(o.thresholds);
@@ -155,7 +173,7 @@ int run(Options &o) {
     (void)std::fflush(stdout);
     // One counter file per node: inside the jail the state directory is shared.
     act_on_node(o, {"nccl", "nccl-check." + o.node + ".failures", v.pass, v.cause},
-                SlurmTools{}.timeout_s);
+                SlurmTools{}.timeout_s, gate);
     return v.pass ? 0 : 1;
 }
 

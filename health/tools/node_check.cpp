@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace sjh {
@@ -48,7 +49,8 @@ void check_node_action_paths(const NodeActionOptions &o) {
     (void)find_slurm_tool(o.scontrol);
 }
 
-void act_on_node(const NodeActionOptions &o, const CheckResult &result, int scontrol_timeout_s) {
+void act_on_node(const NodeActionOptions &o, const CheckResult &result, int scontrol_timeout_s,
+                 const std::optional<GateSettings> &gate) {
     if (o.no_drain) {
         return;
     }
@@ -61,7 +63,77 @@ void act_on_node(const NodeActionOptions &o, const CheckResult &result, int scon
     s.drain_after = o.drain_after;
     s.dry_run = o.dry_run;
     act_on_outcome(SlurmClient(tools), s, result.check, result.passed, result.cause,
-                   o.json ? stderr : stdout);
+                   o.json ? stderr : stdout, gate);
+}
+
+void add_gate_options(CLI::App &app, GateOptions &g) {
+    app.add_flag("--gate", g.gate,
+                 "New-node gate: hold a new, rebooted or re-GPUed node out of scheduling until "
+                 "the quick check and the NCCL check have both passed on it since (default off)");
+    app.add_option("--gate-dir", g.gate_dir,
+                   "Where the gate records each check's pass (default: --state-dir; both checks "
+                   "must use the same directory)");
+    app.add_option("--boot-id-file", g.boot_id_file,
+                   "The node's boot id, for the gate (tests and containers whose /proc is not "
+                   "the host's)")
+        ->capture_default_str();
+}
+
+std::string gate_dir(const NodeActionOptions &o, const GateOptions &g) {
+    return g.gate_dir.empty() ? o.state_dir : g.gate_dir;
+}
+
+std::vector<std::string> gpu_serials(const NodeSnapshot &snapshot) {
+    std::vector<std::string> serials;
+    serials.reserve(snapshot.gpus.size());
+    for (const auto &gpu : snapshot.gpus) {
+        serials.push_back(gpu.serial);
+    }
+    return serials;
+}
+
+std::optional<GateSettings> gate_settings(const NodeActionOptions &o, const GateOptions &g,
+                                          const std::vector<std::string> &serials) {
+    if (!g.gate || o.no_drain) {
+        return std::nullopt;
+    }
+    const auto dir = gate_dir(o, g);
+    (void)check_state_dir(dir);
+    return GateSettings{dir, make_identity(read_boot_id(g.boot_id_file), serials)};
+}
+
+void print_gate_status(const NodeActionOptions &o, const GateOptions &g,
+                       const std::vector<std::string> &serials) {
+    if (o.node.empty()) {
+        throw std::runtime_error("--gate-status needs the node's name: pass --node NAME");
+    }
+    const auto now = make_identity(read_boot_id(g.boot_id_file), serials);
+    const auto records = read_gate_records(gate_dir(o, g), o.node);
+    const auto view = view_gate(now, records);
+    if (!o.json) {
+        fmt::print("{}", render_gate_status(o.node, now, records, view));
+        return;
+    }
+    const auto pass_json = [&](const std::optional<GatePass> &p) {
+        if (!p) {
+            return nlohmann::json(nullptr);
+        }
+        return nlohmann::json{{"boot_id", p->identity.boot_id},
+                              {"gpu_serials", p->identity.gpu_serials},
+                              {"time", p->time_s},
+                              {"counts_now", p->identity == now}};
+    };
+    const nlohmann::json j{{"node", o.node},
+                           {"enabled", g.gate},
+                           {"held", view.held},
+                           {"cause", view.cause},
+                           {"missing", view.missing},
+                           {"reason", view.reason},
+                           {"boot_id", now.boot_id},
+                           {"gpu_serials", now.gpu_serials},
+                           {"gpu", pass_json(records.gpu)},
+                           {"nccl", pass_json(records.nccl)}};
+    fmt::print("{}\n", j.dump(2));
 }
 
 } // namespace sjh

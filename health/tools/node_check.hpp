@@ -3,9 +3,15 @@
 // own work: the options, finding the node's name, and acting on the outcome.
 #pragma once
 
+#include "gate_file.hpp"
+#include "gpu_snapshot.hpp"
+#include "node_action.hpp"
+
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sjh {
 
@@ -40,6 +46,31 @@ struct CheckResult {
 // Unless --no-drain: counts the failure, then drains or resumes the node (or
 // prints what it would do with --dry-run). Progress goes to stdout, or to
 // stderr with --json so that stdout stays machine-readable.
-void act_on_node(const NodeActionOptions &o, const CheckResult &result, int scontrol_timeout_s);
+void act_on_node(const NodeActionOptions &o, const CheckResult &result, int scontrol_timeout_s,
+                 const std::optional<GateSettings> &gate = std::nullopt);
+
+// The new-node gate's options, for the two checks it waits for (gate.hpp).
+struct GateOptions {
+    bool gate = false;
+    std::string gate_dir; // default: --state-dir
+    std::string boot_id_file = kDefaultBootIdFile;
+};
+
+void add_gate_options(CLI::App &app, GateOptions &g);
+
+// --gate-dir, else --state-dir.
+std::string gate_dir(const NodeActionOptions &o, const GateOptions &g);
+
+// The GPUs' serials as NVML gave them.
+std::vector<std::string> gpu_serials(const NodeSnapshot &snapshot);
+
+// With --gate (and unless --no-drain): where the records are and the node's
+// identity now. Throws naming --boot-id-file when the boot id is unreadable.
+std::optional<GateSettings> gate_settings(const NodeActionOptions &o, const GateOptions &g,
+                                          const std::vector<std::string> &serials);
+
+// The gate's state for the node (gate-status), as text or JSON, on stdout.
+void print_gate_status(const NodeActionOptions &o, const GateOptions &g,
+                       const std::vector<std::string> &serials);
 
 } // namespace sjh

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # A private Slurm cluster for the health tests: its own munged (own key and
 # socket), one slurmctld on 127.0.0.1:17817 and one slurmd (node n1) on
-# 127.0.0.1:17818, all state under $SJH_CLUSTER. Node n2 is defined but never
+# 127.0.0.1:17818 (SJH_CTLD_PORT, SJH_N1_PORT to run beside another copy), all
+# state under $SJH_CLUSTER. Node n2 is defined but never
 # started, so it shows up as unresponsive/down. Source it, then call
 # cluster_start / cluster_stop. Needs root.
 #
@@ -58,8 +59,8 @@ _write_slurm_conf() {
         cat <<CONF
 ClusterName=sjhtest
 SlurmctldHost=$host(127.0.0.1)
-SlurmctldPort=17817
-SlurmdPort=17818
+SlurmctldPort=${SJH_CTLD_PORT:-17817}
+SlurmdPort=${SJH_N1_PORT:-17818}
 CONF
         slurm_conf_common "$d/etc/plugstack.conf" "$d/spool/%n"
         cat <<CONF
@@ -72,7 +73,7 @@ SlurmctldLogFile=$d/log/slurmctld.log
 SlurmdLogFile=$d/log/slurmd-%n.log
 SlurmdTimeout=30
 ${SJH_EXTRA_CONF:-}
-NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=17818 CPUs=1 State=UNKNOWN ${SJH_N1_EXTRA:-}
+NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=${SJH_N1_PORT:-17818} CPUs=1 State=UNKNOWN ${SJH_N1_EXTRA:-}
 NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=17899 CPUs=1 State=UNKNOWN
 PartitionName=main Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
 CONF

@@ -6,7 +6,9 @@
 //                    the node as recorded (one H200, no NVLink);
 //   FAKE_NVML_CSV    otherwise, a `--query-gpu` CSV capture, e.g.
 //                    02_h100_sxm_query-gpu_csv_idle.txt: an 8x H100 board.
-// FAKE_NVML_GPUS overrides the GPU count. FAKE_NVML_FAULT injects one failure
+// FAKE_NVML_GPUS overrides the GPU count. Every GPU has the capture's serial
+// number with its index appended; FAKE_NVML_REPLACED_GPU=N gives GPU N another
+// one (a replaced board). FAKE_NVML_FAULT injects one failure
 // on GPU FAKE_NVML_FAULT_GPU (default 3):
 //   lost, ecc, retired_pages, remap_pending, remap_failed, pcie_width,
 //   pcie_gen, pcie_gen_idle, nvlink, hot, throttle, hang, init_fail, missing_gpu
@@ -164,6 +166,24 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned length) {
         return kErrorInsufficientSize;
     }
     std::memcpy(name, n.c_str(), n.size() + 1);
+    return kSuccess;
+}
+
+nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t d, char *serial, unsigned length) {
+    if (const auto rc = enter(d); rc != kSuccess) {
+        return rc;
+    }
+    if (na("serial")) {
+        return kErrorNotSupported;
+    }
+    const auto index = index_of(d);
+    const char *replaced = std::getenv("FAKE_NVML_REPLACED_GPU");
+    const bool swapped = replaced != nullptr && std::to_string(index) == replaced;
+    const auto s = field("serial") + (swapped ? "-replaced" : "") + std::to_string(index);
+    if (s.size() + 1 > length) {
+        return kErrorInsufficientSize;
+    }
+    std::memcpy(serial, s.c_str(), s.size() + 1);
     return kSuccess;
 }
 

@@ -31,6 +31,7 @@ std::vector<std::string> split_csv(const std::string &line) {
 const std::map<std::string, std::string> &query_fields() {
     static const std::map<std::string, std::string> m = {
         {"Product Name", "name"},
+        {"Serial Number", "serial"},
         {"PCI/Bus Id", "pci.bus_id"},
         {"PCI/GPU Link Info/PCIe Generation/Device Current", "pcie.link.gen.gpucurrent"},
         {"PCI/GPU Link Info/PCIe Generation/Max", "pcie.link.gen.max"},

@@ -180,3 +180,16 @@ controller: {nodeSelector: {kubernetes.io/arch: arm64}}' \
     refused 'slurm: {release: [24.11]}' "at '/slurm/release'"
     refused 'slurm: {version: "24.11"}' "additional properties 'version' not allowed"
 }
+
+@test "fabric CronJob: a schedule that is not cron, an unknown key, a bad section key" {
+    refused 'healthChecks: {ncclFabric: {schedule: "every monday"}}' "at '/healthChecks/ncclFabric/schedule'"
+    refused 'healthChecks: {ncclFabric: {threshold: 1}}' "additional properties 'threshold' not allowed"
+    refused 'healthChecks: {ncclFabric: {fabric: {"Max Drain": 1}}}' "'Max Drain' does not match pattern"
+    refused 'healthChecks: {gate: "yes"}' "at '/healthChecks/gate'"
+}
+
+@test "fabric CronJob or gate without any GPU nodeset; gate keys set by hand" {
+    refused_by_template 'healthChecks: {ncclFabric: {enabled: true}}' "healthChecks.ncclFabric.enabled is true but no enabled nodeset has gpus > 0"
+    refused_by_template 'healthChecks: {gate: true}' "healthChecks.gate is true but no enabled nodeset has gpus > 0"
+    refused_by_template 'healthChecks: {gpuCheck: {gate-dir: /x}}' "healthChecks: gate-dir is set by healthChecks.gate"
+}

@@ -253,7 +253,7 @@ OUT
     run cm_data "$R/gpu.json" t-slurm-cluster-health-config health.conf
     assert_output --partial $'[gpu-check]\ndrain-after = 2\nmetrics-file = /var/lib/node_exporter/textfile/slurm_jail_gpu.prom\n[fs-check]\n[nccl-check]\nthreshold = A100x4=180\nthreshold = H100x8=400\ntimeout = 900\n[nccl-submit]\npartition = gpu\nsbatch-arg = --time=30'
     run cm_data "$R/default.json" t-slurm-cluster-health-config health.conf
-    assert_output --partial $'[gpu-check]\n[fs-check]\n[nccl-check]\n[nccl-submit]'
+    assert_output --partial $'[gpu-check]\n[fs-check]\n[nccl-check]\n[nccl-submit]\n[nccl-fabric]'
 }
 
 @test "NCCL CronJob: schedule, suspend, Forbid, deadline, driver and health.conf from values" {
