@@ -16,9 +16,10 @@
 //   job epilog   job_epilog: the job ended on the node: delete its
 //                namespaces, with the settings passed to this call
 //                (slurmd.cpp).
-//   job_container/slurm_jail (plugin/job_container) reaches the jobs through
-//                the one table this plugin exports for it
-//                (job_container_table.cpp).
+//   job_container/slurm_jail (Slurm 22.05 to 25.05) and
+//   namespace/slurm_jail (Slurm 25.11 and later), both in plugin/job_container,
+//                reach the jobs through the one table this plugin exports
+//                for them (job_container_table.cpp).
 // What the callbacks share within one process: plugin_state.hpp.
 extern "C" {
 #include <slurm/spank.h>

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// chroot.so for job_container/slurm_jail (plugin/job_container), which
-// Slurm loads beside it: the one table that plugin reaches the jobs
-// through (sjail/abi/job_container_table.h). Joining a job from slurmd
-// (a file broadcast, a script before any step) or from slurmstepd (a task
-// epilog), deleting it, and deleting what crashed jobs left.
+// chroot.so for job_container/slurm_jail (namespace/slurm_jail from Slurm
+// 25.11; plugin/job_container), which Slurm loads beside it: the one table
+// that plugin reaches the jobs through (sjail/abi/job_container_table.h).
+// Joining a job from slurmd (a file broadcast, a script before any step) or
+// from slurmstepd (a task epilog), deleting it, and deleting what crashed
+// jobs left.
 #include "sjail/abi/job_container_table.h"
 
 #include "plugin_state.hpp"

@@ -44,7 +44,8 @@ struct Setting {
     [[nodiscard]] bool shapes_view() const { return show != nullptr; }
 };
 
-// Every setting, in the order the docs list them.
+// Every setting, in the order of the README's settings table (chroot.so(8)
+// groups them otherwise: run= after munge=, allow_opt_out= after recheck=).
 std::span<const Setting> settings();
 
 // The row of `name`, or nullptr when there is no such setting.
