@@ -8,18 +8,12 @@
 setup_file() {
     # shellcheck source=tests/e2e/helpers.bash
     . "$BATS_TEST_DIRNAME/helpers.bash"
+    # shellcheck source=tests/e2e/sshd.bash
+    . "$BATS_TEST_DIRNAME/sshd.bash"
     SSHDIR=$STATE/e2e-ssh
-    rm -rf "$SSHDIR"
-    install -d -m 0755 "$SSHDIR" "$SSHDIR/keys"
-    ssh-keygen -q -t ed25519 -N '' -f "$SSHDIR/host_key"
-    ssh-keygen -q -t ed25519 -N '' -f "$SSHDIR/user_key"
     # A user of the node who is not in the jail's /etc/passwd.
     getent passwd "$NOJAIL_USER" >/dev/null || useradd -u "$NOJAIL_UID" -M -d "/home/$NOJAIL_USER" -s /bin/bash "$NOJAIL_USER"
-    local u
-    for u in "$TEST_USER" "$NOJAIL_USER"; do
-        install -m 0644 "$SSHDIR/user_key.pub" "$SSHDIR/keys/$u"
-    done
-    install -d -m 0755 /run/sshd
+    sshd_keys "$SSHDIR" "$TEST_USER" "$NOJAIL_USER"
     write_sshd_config >"$SSHDIR/sshd_config"
     use_plugstack "$PLUGSTACK_LINE"
     # account and session: a refusal in the account phase reaches the client.
@@ -30,29 +24,19 @@ setup_file() {
         "account required $PAM_MODULE plugstack=$SSHDIR/plugstack.conf" \
         "session required pam_env.so user_readenv=1 envfile=/dev/null" \
         "session required $PAM_MODULE plugstack=$SSHDIR/plugstack.conf" >"$SSHDIR/pam-node"
-    install -d -m 0755 "$STATE/nodes/login/spool" "$STATE/nodes/login/run" "$STATE/nodes/login/tmp"
-    # The login host: the documented node setup (ns-init worker), no slurmd.
-    nsenter --net="$STATE/netns/login" -- unshare --mount --uts --propagation private -- \
-        "$SLURM_JAIL_ROOT/hack/lib/local-cluster/ns-init" worker login -- \
-        bash -c "mount --bind $SSHDIR/pam-login /etc/pam.d/sshd && exec /usr/sbin/sshd -D -f $SSHDIR/sshd_config -E $SSHDIR/sshd-login.log" \
-        </dev/null >/dev/null 2>&1 3>&- 8>&- 9>&- &
-    echo $! >"$SSHDIR/sshd-login.pid"
+    # The login host: the documented node setup (ns-init worker), no slurmd;
     # node1: in slurmd's own namespaces, where the jobs' namespaces are kept.
-    nsenter -t "$(slurmd_pid node1)" -m -u -n -- \
-        bash -c "mount --bind $SSHDIR/pam-node /etc/pam.d/sshd && exec /usr/sbin/sshd -D -f $SSHDIR/sshd_config -E $SSHDIR/sshd-node1.log" \
-        </dev/null >/dev/null 2>&1 3>&- 8>&- 9>&- &
-    echo $! >"$SSHDIR/sshd-node1.pid"
+    start_sshd login "$SSHDIR" pam-login sshd-login
+    start_sshd node1 "$SSHDIR" pam-node sshd-node1
     wait_until 20 login_ssh_port_open
 }
 
 teardown_file() {
     # shellcheck source=tests/e2e/helpers.bash
     . "$BATS_TEST_DIRNAME/helpers.bash"
-    local f pid
-    for f in "$SSHDIR"/sshd-*.pid; do
-        pid=$(cat "$f" 2>/dev/null) && kill "$pid" 2>/dev/null
-    done
-    nsenter -t "$(slurmd_pid node1)" -m umount /etc/pam.d/sshd 2>/dev/null || true
+    # shellcheck source=tests/e2e/sshd.bash
+    . "$BATS_TEST_DIRNAME/sshd.bash"
+    stop_sshds "$SSHDIR"
     ush "scancel -u $TEST_USER" || true
     userdel "$NOJAIL_USER" 2>/dev/null || true
     rm -rf "$SSHDIR" "$STATE/nodes/login"

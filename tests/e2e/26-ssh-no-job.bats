@@ -10,32 +10,26 @@
 setup_file() {
     # shellcheck source=tests/e2e/helpers.bash
     . "$BATS_TEST_DIRNAME/helpers.bash"
+    # shellcheck source=tests/e2e/sshd.bash
+    . "$BATS_TEST_DIRNAME/sshd.bash"
     NJDIR=$STATE/e2e-ssh-nojob
-    rm -rf "$NJDIR"
-    install -d -m 0755 "$NJDIR" "$NJDIR/keys"
-    ssh-keygen -q -t ed25519 -N '' -f "$NJDIR/host_key"
-    ssh-keygen -q -t ed25519 -N '' -f "$NJDIR/user_key"
-    install -m 0644 "$NJDIR/user_key.pub" "$NJDIR/keys/$TEST_USER"
-    install -d -m 0755 /run/sshd
+    sshd_keys "$NJDIR" "$TEST_USER"
     echo "$PLUGSTACK_LINE" >"$NJDIR/plugstack.conf"
     chmod 0644 "$NJDIR/plugstack.conf"
     write_nojob_sshd_config >"$NJDIR/sshd_config"
     use_stack refuse
     # In node1's slurmd namespaces (where the jobs' namespaces are kept), as
     # 09-ssh's sshd; the stack is the bound file's content, read per login.
-    nsenter -t "$(slurmd_pid node1)" -m -u -n -- \
-        bash -c "mount --bind $NJDIR/pam-stack /etc/pam.d/sshd && exec /usr/sbin/sshd -D -f $NJDIR/sshd_config -E $NJDIR/sshd.log" \
-        </dev/null >/dev/null 2>"$NJDIR/sshd.stderr" 3>&- 8>&- 9>&- &
-    echo $! >"$NJDIR/sshd.pid"
+    start_sshd node1 "$NJDIR" pam-stack sshd
     wait_until 20 nojob_port_open
 }
 
 teardown_file() {
     # shellcheck source=tests/e2e/helpers.bash
     . "$BATS_TEST_DIRNAME/helpers.bash"
-    local pid
-    pid=$(cat "$NJDIR/sshd.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
-    nsenter -t "$(slurmd_pid node1)" -m umount /etc/pam.d/sshd 2>/dev/null || true
+    # shellcheck source=tests/e2e/sshd.bash
+    . "$BATS_TEST_DIRNAME/sshd.bash"
+    stop_sshds "$NJDIR"
     ush "scancel -u $TEST_USER; rm -f .pam_environment e2e-nojob-go" || true
     ush_other "scancel -u $OTHER_USER" || true
     rm -rf "$NJDIR"
