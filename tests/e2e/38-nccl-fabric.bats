@@ -10,7 +10,13 @@
 # pairs' busbw in the reason; a failure no single node explains drains
 # nobody, and a run never drains more than --max-drain-fraction of its nodes.
 
-bats_require_minimum_version 1.5.0
+bats_require_minimum_version 1.8.0
+# Open MPI's TCP transport between these namespaced nodes, on a machine as
+# loaded as a CI run, now and then fails to connect a peer and its rank 0
+# dies (SIGSEGV after "client connect fail"): the run is then a launch
+# failure, not a verdict. A test that fails is run once more; a real fault
+# fails both times.
+BATS_TEST_RETRIES=1
 
 load helpers
 
