@@ -34,16 +34,20 @@ setup() {
 
 @test "slurm-jail-check on a compute node whose su can end its session stack, or start systemd --user, before the jail: a problem per line" {
     local check=$CLUSTER_BUILD/plugin/jail_check/slurm-jail-check ours=$BATS_TEST_TMPDIR/su
+    local session=$STATE/pam/e2e-common-session
     in_node1() { nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$@"; }
     cp "$STATE/pam/su" "$ours"
-    # This machine's Debian common-session (pam_systemd) and a sufficient
-    # module, both before the jail's line.
-    sed 's/^\(session *required *[^ ]*pam_slurm_jail.so\)/@include common-session\nsession sufficient pam_permit.so\n\1/' \
+    # An included session file as Debian's common-session with libpam-systemd
+    # (pam_systemd), planted here rather than read from this machine, and a
+    # sufficient module, both before the jail's line.
+    printf 'session required pam_unix.so\nsession optional pam_systemd.so\n' >"$session"
+    sed "s|^\\(session *required *[^ ]*pam_slurm_jail.so\\)|@include $session\\nsession sufficient pam_permit.so\\n\\1|" \
         "$ours" >"$STATE/pam/su"
     run in_node1 "$check"
     cp "$ours" "$STATE/pam/su"
+    rm -f "$session"
     assert_failure
     refute_output --partial "does not enter the jail"
-    assert_line --regexp "^PROBLEM: /etc/pam.d/su: 'session optional pam_systemd.so' \(/etc/pam.d/common-session:[0-9]+\) runs before pam_slurm_jail.so: it starts the user's systemd --user, with the user's own unit files, on the node's own root -- fix: put 'session required pam_slurm_jail.so node=compute no_job=private' before that line"
+    assert_line --regexp "^PROBLEM: /etc/pam.d/su: 'session optional pam_systemd.so' \($session:2\) runs before pam_slurm_jail.so: it starts the user's systemd --user, with the user's own unit files, on the node's own root -- fix: put 'session required pam_slurm_jail.so node=compute no_job=private' before that line"
     assert_line --regexp "^PROBLEM: /etc/pam.d/su: 'session sufficient pam_permit.so' \(/etc/pam.d/su:[0-9]+\) can end su's session stack before pam_slurm_jail.so: su then runs the user's ~/.bash_profile on the node's own root -- fix: "
 }

@@ -49,6 +49,9 @@ setup_file() {
     "$LC" down >&2
     # shellcheck disable=SC2046 # one word each
     "$LC" up $(containers_up_args) >&2
+    # node1's FUSE, overlay and SquashFS mounts before any job: the
+    # machine's own (its root is overlay in a pod), not a container's.
+    container_mounts node1 >"$BATS_FILE_TMPDIR/node1-container-mounts"
     make_image "$JAIL$IMAGE"
     chown "$TEST_UID:$TEST_UID" "$JAIL$IMAGE"
     install -d -m 0755 -o "$TEST_UID" -g "$TEST_UID" "$HOST_HOME/container-probes"
@@ -128,16 +131,22 @@ stuck_fuse_cancelled() {
     ush "scancel $squatter"
 }
 
+# container_mounts NODE: the FUSE, overlay and SquashFS mounts in NODE's
+# mount namespace, sorted.
+container_mounts() {
+    node_mounts "$1" | awk '$3 ~ /^(fuse|overlay|squashfs)/' || true
+}
+
 # container_leftovers: what a container of the test user could leave on the
 # nodes or this machine: image stores and runtime directories outside a job
 # (podman keeps only its blob-info cache in the home), and FUSE or overlay
-# mounts on a node.
+# mounts on a node that were not there before the file's first job.
 container_leftovers() {
     find /tmp /dev/shm "$STATE"/nodes/*/tmp -maxdepth 2 \
         \( -name "containers-$TEST_UID" -o -name "containers-user-$TEST_UID" -o -name "podman-run-$TEST_UID" \
         -o -name "storage-run-$TEST_UID" \) -print 2>/dev/null || true
     find "$HOST_HOME/.local/share/containers" -name storage -print 2>/dev/null || true
-    node_mounts node1 | awk '$3 ~ /^(fuse|overlay|squashfs)/' || true
+    container_mounts node1 | comm -13 "$BATS_FILE_TMPDIR/node1-container-mounts" -
 }
 
 no_user_processes() { ! pgrep -u "$TEST_UID" >/dev/null; }
