@@ -39,7 +39,7 @@ assert_built() {
 shipped=(plugin/chroot/chroot.so plugin/job_container/job_container_slurm_jail.so
     plugin/pam/pam_slurm_jail.so plugin/jail_check/slurm-jail-check
     health/slurm-jail-gpu-check health/slurm-jail-fs-check health/slurm-jail-nccl-check
-    health/slurm-jail-nccl-submit)
+    health/slurm-jail-nccl-submit health/slurm-jail-nccl-fabric)
 
 assert_aarch64_elf() { # FILE
     run readelf -h "$1"
