@@ -82,7 +82,7 @@ check_ctest_label() {
     assert_output ""
 }
 
-@test "arm64: chroot.so, the job container plugin, pam_slurm_jail.so and the four programs are aarch64 ELF files" {
+@test "arm64: chroot.so, the job container plugin, pam_slurm_jail.so and every program are aarch64 ELF files" {
     assert_built
     local f
     for f in "${shipped[@]}"; do
