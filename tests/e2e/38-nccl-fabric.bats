@@ -102,7 +102,10 @@ drained_nodes() { ctld_exec sinfo -h -N -o '%N|%T|%E' | grep -v '|idle|' || true
     mark node3
     run fabric
     assert_success
-    assert_line 'FAIL node1+node2+node3+node4: busbw 5.00 GB/s at 8 GiB < 30 GB/s expected for H200x1x2'
+    # The whole run fails: on the slow node's bandwidth, or, under a CI
+    # run's load, now and then on Open MPI's TCP connect across the four
+    # nodes (rank 0 dies before a verdict); either way the pairs decide.
+    assert_line --regexp '^FAIL node1\+node2\+node3\+node4: (busbw 5\.00 GB/s at 8 GiB < 30 GB/s expected for H200x1x2|all_reduce_perf exited with code)'
     assert_line 'PASS node1+node2: busbw 40.00 GB/s at 8 GiB >= 30 GB/s expected for H200x1x2'
     assert_line 'FAIL node3+node4: busbw 5.00 GB/s at 8 GiB < 30 GB/s expected for H200x1x2'
     assert_line 'FAIL node2+node3: busbw 5.00 GB/s at 8 GiB < 30 GB/s expected for H200x1x2'
