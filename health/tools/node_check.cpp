@@ -108,7 +108,10 @@ void print_gate_status(const NodeActionOptions &o, const GateOptions &g,
         throw std::runtime_error("--gate-status needs the node's name: pass --node NAME");
     }
     const auto now = make_identity(read_boot_id(g.boot_id_file), serials);
-    const auto records = read_gate_records(gate_dir(o, g), o.node);
+    // Read only through a directory nobody but root can change, as the checks do.
+    const auto dir = gate_dir(o, g);
+    (void)check_state_dir(dir);
+    const auto records = read_gate_records(dir, o.node);
     const auto view = view_gate(now, records);
     if (!o.json) {
         fmt::print("{}", render_gate_status(o.node, now, records, view));
