@@ -34,11 +34,14 @@ make_jail() {
 }
 
 setup_file() {
-    getent passwd "$USER_NAME" >/dev/null ||
-        useradd -u "$USER_UID" -U -M -d "/home/$USER_NAME" -s /bin/sh "$USER_NAME"
     local d=$TEST_ROOT/cluster
     rm -rf "$TEST_ROOT"
     install -d -m 0755 "$TEST_ROOT" "$d" "$d/lib"
+    # The hostile user, made here when missing and removed at the end.
+    if ! getent passwd "$USER_NAME" >/dev/null; then
+        useradd -u "$USER_UID" -U -M -d "/home/$USER_NAME" -s /bin/sh "$USER_NAME"
+        touch "$TEST_ROOT/made-user"
+    fi
     install -m 0644 "$SLURM_JAIL_BUILD_DIR/plugin/chroot/chroot.so" "$d/lib/chroot.so"
     install -d -m 1777 "$d/nodetmp"
     make_jail "$d/jail"
@@ -51,6 +54,11 @@ setup_file() {
 
 teardown_file() {
     cluster_stop
+    if [ -f "$TEST_ROOT/made-user" ]; then
+        pkill -KILL -U "$USER_UID" 2>/dev/null || true
+        userdel "$USER_NAME" || echo "could not remove the test user $USER_NAME" >&2
+        if getent group "$USER_NAME" >/dev/null; then groupdel "$USER_NAME"; fi
+    fi
     rm -rf "$TEST_ROOT"
 }
 

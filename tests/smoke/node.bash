@@ -29,6 +29,10 @@ SMOKE_USER=sjsmoke
 SMOKE_UID=5101
 SMOKE_GROUP2=sjsmokegrp
 SMOKE_GID2=5102
+# The second user of the local cluster's setup: the smoke test's own, not
+# the local cluster's (which may be up beside it).
+SMOKE_USER2=sjsmoke2
+SMOKE_UID2=5103
 PLUGIN_DIR=$LC_PLUGIN_DIR
 PLUGSTACK_LINE=$LC_PLUGSTACK_LINE
 # chroot.so alone: no job container, so no PrologFlags=Contain and none of
@@ -76,7 +80,8 @@ CONF
 
 # The local cluster's user setup, with the smoke test's user.
 as_smoke_user() {
-    LC_USER=$SMOKE_USER LC_UID=$SMOKE_UID LC_GROUP_EXTRA=$SMOKE_GROUP2 LC_GID_EXTRA=$SMOKE_GID2 "$@"
+    LC_USER=$SMOKE_USER LC_UID=$SMOKE_UID LC_GROUP_EXTRA=$SMOKE_GROUP2 LC_GID_EXTRA=$SMOKE_GID2 \
+        LC_USER2=$SMOKE_USER2 LC_UID2=$SMOKE_UID2 "$@"
 }
 
 create_user() { as_smoke_user add_user_to_host; }
@@ -98,7 +103,7 @@ setup_namespace() {
     in_node mkdir /mnt/jail
     in_node bash -c "$(declare -f make_jail add_user_to_jail add_line); \
         LC_USER=$SMOKE_USER LC_UID=$SMOKE_UID LC_GROUP_EXTRA=$SMOKE_GROUP2 \
-        LC_GID_EXTRA=$SMOKE_GID2 PLUGIN_DIR=$PLUGIN_DIR \
+        LC_GID_EXTRA=$SMOKE_GID2 LC_USER2=$SMOKE_USER2 LC_UID2=$SMOKE_UID2 PLUGIN_DIR=$PLUGIN_DIR \
         SLURM_JAIL_BUILD_DIR=$SLURM_JAIL_BUILD_DIR make_jail $tarball /mnt/jail"
     in_node mount -t tmpfs -o mode=0755 smoke-run /run
     # Another release's root is a shared cached copy: nothing is left in it.
@@ -144,6 +149,9 @@ node_up() {
     chmod 0755 "$SMOKE"
     mkdir -p "$SMOKE"/{etc,spool,nodetmp,plugins,ctld,run,log}
     chmod 1777 "$SMOKE/nodetmp"
+    # The host's own /var/lib/slurm-jail, made here only when missing (the
+    # node's root is the host's): node_down removes what was made.
+    [ -d /var/lib/slurm-jail ] || touch "$SMOKE/made-var-lib-slurm-jail"
     mkdir -p /var/lib/slurm-jail/tmp
     create_user
     write_smoke_conf
@@ -191,5 +199,10 @@ node_down() {
     [ -d "$SMOKE" ] || return 0
     record_jail_namespaces "$SMOKE" /run/slurm-jail/ns
     kill_namespace_members "$SMOKE"
+    if [ -f "$SMOKE/made-var-lib-slurm-jail" ]; then rm -rf /var/lib/slurm-jail; fi
     rm -rf "$SMOKE"
+    remove_smoke_user
 }
+
+# The test users and group go with the node.
+remove_smoke_user() { as_smoke_user remove_user_from_host; }
