@@ -17,8 +17,7 @@ PROBES=$HOME_IN_JAIL/gpu-probes
 NV_LIB=/usr/local/nvidia/lib64
 
 setup_file() {
-    "$LC" down >&2
-    "$LC" up --fake-gpu >&2
+    use_cluster --fake-gpu
     install -d -m 0755 -o "$TEST_UID" -g "$TEST_UID" "$HOST_HOME/gpu-probes"
     install -m 0755 -o "$TEST_UID" "$FAKES/probes/fake_nvidia_dlopen_probe" \
         "$FAKES/probes/fake_nvidia_cuda_probe" "$HOST_HOME/gpu-probes/"
@@ -27,9 +26,6 @@ setup_file() {
 
 teardown_file() {
     rm -rf "$HOST_HOME/gpu-probes" "$JAIL/var/lib/slurm-jail/health" "$JAIL"/root/nccl-*.out
-    # The rest of the suite runs on CPU nodes, as users without GPUs do.
-    "$LC" down >&2
-    "$LC" up >&2
 }
 
 setup() {
@@ -180,11 +176,20 @@ assert_driver() {
     install -d -m 1777 "$host_shm"
     echo "from the MPS server" >"$host_shm/cuda.shm.server"
     echo "$PLUGSTACK_LINE gpu_mps_shm=$shm" >"$STATE/etc/plugstack.conf"
-    run on node2 "sh -c 'cat /dev/shm/cuda.shm.server && echo from-a-client >/dev/shm/cuda.shm.client'"
+    # While the job runs (its end removes what the user left in DIR): it
+    # reads the server's file and its own lands in the node's DIR, the user's.
+    rm -f "$HOST_HOME/e2e-mps-read"
+    run ush "sbatch --parsable -w node2 -o /dev/null --wrap 'cat /dev/shm/cuda.shm.server >\$HOME/e2e-mps-read &&
+        echo from-a-client >/dev/shm/.client && mv /dev/shm/.client /dev/shm/cuda.shm.client && sleep 120'"
     assert_success
-    assert_output "from the MPS server"
+    local job=$output
+    wait_until 30 test -f "$host_shm/cuda.shm.client"
+    assert_equal "$(cat "$HOST_HOME/e2e-mps-read")" "from the MPS server"
     assert_equal "$(cat "$host_shm/cuda.shm.client")" from-a-client
     assert_equal "$(stat -c %u "$host_shm/cuda.shm.client")" "$TEST_UID"
+    ush "scancel $job"
+    wait_until 30 no_jobs
+    rm -f "$HOST_HOME/e2e-mps-read"
     # A later job on node2 meets the same directory, without what the
     # user's ended job left there; node1's jobs have their own.
     run on node2 "ls /dev/shm"
