@@ -3,6 +3,11 @@
 # When the jail cannot be entered, no task runs (not on the host, not in the
 # jail), the user sees a "chroot:" error, and the next job works again.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     load_assertions
@@ -103,17 +108,24 @@ srun_must_fail_at_entry() {
     assert_cluster_recovers
 }
 
+# plant_reach_mounts NODE: the node's mounts where a bind through the planted
+# link could land: its /etc, the jail and the homes in it. The plugin's
+# prepared namespace (state/ns) is rebuilt when the settings change, and
+# jobs' namespaces come and go: both are left out.
+plant_reach_mounts() {
+    node_mounts_but_namespaces "$1" | awk '$1 ~ "^/(etc|home)(/|$)" || index($1, "/mnt/jail") == 1'
+}
+
 @test "symlink planted by the user at a bind target (-> jail /etc): refused, jail untouched" {
     local before
-    # The plugin's prepared namespace (state/ns) is rebuilt when the settings
-    # change, and jobs' namespaces come and go: both are left out.
-    before=$(node_mounts_but_namespaces node1)
+    before=$(plant_reach_mounts node1)
+    assert [ -n "$before" ] # the node's /etc/slurm, /mnt/jail and /home binds at least
     ush "ln -s /etc $HOME_IN_JAIL/e2e-plant"
     set_plugstack "required chroot.so jail=/mnt/jail bind=/etc/slurm:$HOME_IN_JAIL/e2e-plant:ro"
     srun_must_fail_at_entry e2e-plant
     # Nothing was mounted over the jail's /etc, on the node or on the host.
     [ -f "$JAIL/etc/passwd" ]
-    assert_equal "$(node_mounts_but_namespaces node1)" "$before"
+    assert_equal "$(plant_reach_mounts node1)" "$before"
     run findmnt -rn -o TARGET "$JAIL/etc"
     assert_output ''
     assert_cluster_recovers
