@@ -27,10 +27,7 @@ NODES=(node1 node2 node3 node4)
 
 setup_file() {
     # The suite's cluster has two CPU nodes; this file needs four GPU ones.
-    if [ "$("$LC" status | grep -c '^node[0-9].*fake NVIDIA driver')" != 4 ]; then
-        "$LC" down >&2
-        "$LC" up --fake-gpu --workers 4 >&2
-    fi
+    use_cluster --fake-gpu --workers 4
     # Built on the host against Debian's Open MPI; the jail has the same
     # libopenmpi3. Root-owned, as the check demands of what it runs as root.
     install -d -m 0755 "$JAIL$FABRIC_DIR"
@@ -40,8 +37,6 @@ setup_file() {
 
 teardown_file() {
     rm -rf "${JAIL:?}$FABRIC_DIR" "$JAIL/var/lib/slurm-jail/health"
-    # The rest of the suite runs on its two CPU nodes.
-    restore_suite_cluster
 }
 
 setup() {
@@ -64,20 +59,23 @@ all_idle() { [ "$(ctld_exec sinfo -h -N -o %T | sort -u)" = idle ]; }
 no_jobs() { [ -z "$(ctld_exec squeue -h)" ]; }
 node_job_running() { [ "$(ctld_exec squeue -h -j "$1" -o %T)" = RUNNING ]; }
 
+MPI_ENV=(--env OMPI_MCA_pml=ob1 --env OMPI_MCA_btl=self,tcp --env OMPI_MCA_osc=^ucx)
+
 # mark NODE: the node's fabric is slow; only that node's jobs see the file.
 mark() { touch "$STATE/nodes/$1/spool/$MARKER_NAME"; }
 
 # fabric [CHECK-ARG...]: what the CronJob does, as root on node1's view of
 # the cluster; waits for the job and prints its output. Open MPI's own TCP
-# transport (ob1, tcp): through UCX's, four ranks on these namespaced nodes
-# hang now and then in their first exchange; the --env settings are how a
+# transport (ob1, tcp) and no UCX at all (its one-sided component loads UCX
+# even under ob1): through UCX, four ranks on these namespaced nodes hang or
+# crash now and then in their first exchange. The --env settings are how a
 # site passes its fabric's settings, and the stand-in prints NCCL_IB_HCA.
 fabric() {
     nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$SLURM_JAIL_BUILD_DIR/health/slurm-jail-nccl-submit" \
         --config /dev/null --fabric --sbatch-arg=--chdir=/ --sbatch-arg=--output=/root/fabric-%j.out \
         --sbatch-arg=--time=2 -- --gpu-model H200 --gpus 1 --binary "$ARP" \
-        --threshold H200x1x2=30 --env NCCL_IB_HCA=mlx5_0:1 --env OMPI_MCA_pml=ob1 \
-        --env OMPI_MCA_btl=self,tcp --timeout 60 "$@" || return
+        --threshold H200x1x2=30 --env NCCL_IB_HCA=mlx5_0:1 "${MPI_ENV[@]}" \
+        --timeout 60 "$@" || return
     wait_until 60 no_jobs
     cat "$JAIL"/root/fabric-*.out
 }
@@ -138,7 +136,7 @@ drained_nodes() { ctld_exec sinfo -h -N -o '%N|%T|%E' | grep -v '|idle|' || true
 # pass the check resumes the one it drained itself, and leaves the admin's.
 @test "after a pass: our own drain is resumed, an admin's drain is left alone" {
     local check="exec /usr/sbin/slurm-jail-nccl-fabric --gpu-model H200 --gpus 1 --binary $ARP"
-    check+=" --threshold H200x1x2=30 --env OMPI_MCA_pml=ob1 --env OMPI_MCA_btl=self,tcp"
+    check+=" --threshold H200x1x2=30 ${MPI_ENV[*]}"
     run on_node node1 sbatch --exclusive -N4 --chdir=/ --output=/root/fabric-%j.out --time=2 \
         --wrap "sleep 3; $check"
     assert_success
