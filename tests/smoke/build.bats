@@ -98,10 +98,10 @@ pam_sm_open_session"
 }
 
 @test "cmake --install puts chroot.so into Slurm's PluginDir and cpack makes a .deb" {
-    local b=$BATS_TEST_TMPDIR/b
-    cmake -S "$SLURM_JAIL_ROOT" -B "$b" -DCMAKE_BUILD_TYPE=Release -DSLURM_JAIL_BUILD_TESTS=OFF \
-        -DSLURM_JAIL_BUILD_BENCH=OFF -DSLURM_JAIL_BUILD_HEALTH=OFF -DSLURM_JAIL_WERROR=ON >/dev/null
-    cmake --build "$b" --target chroot job_container_slurm_jail slurm-jail-check pam_slurm_jail -j "$(nproc)" >/dev/null
+    # The suite's own build (warnings as errors), installed and packaged as
+    # it is; a build of the node's parts alone (tests and benchmarks off) is
+    # the images' (images/build/Containerfile, the images suite).
+    local b=$SLURM_JAIL_BUILD_DIR pkg=$BATS_TEST_TMPDIR/pkg
     DESTDIR=$BATS_TEST_TMPDIR/root run cmake --install "$b"
     assert_success
     assert [ -f "$BATS_TEST_TMPDIR/root/usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so" ]
@@ -109,8 +109,8 @@ pam_sm_open_session"
     assert [ -x "$BATS_TEST_TMPDIR/root/usr/local/sbin/slurm-jail-check" ]
     # PAM's module directory (pkg-config pam's libdir/security)
     assert [ -f "$BATS_TEST_TMPDIR/root/lib/x86_64-linux-gnu/security/pam_slurm_jail.so" ]
-    (cd "$b" && cpack -G DEB >/dev/null)
-    run bash -c "dpkg -c '$b'/slurm-jail_*_amd64.deb | awk '{print \$6}'"
+    (cd "$BATS_TEST_TMPDIR" && cpack -G DEB --config "$b/CPackConfig.cmake" -B "$pkg" >/dev/null)
+    run bash -c "dpkg -c '$pkg'/slurm-jail_*_amd64.deb | awk '{print \$6}'"
     assert_output --partial './usr/lib/x86_64-linux-gnu/slurm-wlm/chroot.so'
     assert_output --partial './usr/lib/x86_64-linux-gnu/slurm-wlm/job_container_slurm_jail.so'
     assert_output --partial './usr/share/man/man8/chroot.so.8'
