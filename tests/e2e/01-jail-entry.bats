@@ -3,6 +3,11 @@
 # Every Slurm path runs its tasks inside the jail: the marker file exists only
 # in the jail, and a host-only path is absent.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     load_assertions

@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # One root for the whole cluster, but each job has its own /tmp on each node.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     load_assertions

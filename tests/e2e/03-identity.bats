@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Tasks keep the user's identity, home, working directory and environment.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     load_assertions

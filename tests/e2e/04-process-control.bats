@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Exit codes, scancel, time limits and output files work for jailed tasks.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     load_assertions

@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # A jailed task cannot see or reach the host's root.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     load_assertions

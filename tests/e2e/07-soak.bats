@@ -8,6 +8,7 @@
 
 setup_file() {
     load helpers
+    use_cluster
     # Baseline, taken once before the soak.
     local n
     host_jail_mounts >"$BATS_FILE_TMPDIR/host-mounts"

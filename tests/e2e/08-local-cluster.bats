@@ -4,6 +4,11 @@
 # usage errors, and a down that leaves the host as it was. Runs last: it
 # takes the cluster down and brings it up again for teardown_suite.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     load_assertions

@@ -8,6 +8,11 @@
 # where it ran (user_code.bash); each test first shows that the same code,
 # in a step that may run, runs in the jail and says so.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     load user_code

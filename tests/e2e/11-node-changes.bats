@@ -5,6 +5,11 @@
 # and a new plugin file rebuild the namespace, and a state directory users
 # could write is refused without hanging any step.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     load user_code

@@ -3,6 +3,11 @@
 # Each job has its own PID and IPC namespaces, /tmp and /dev/shm inside the
 # shared jail: it sees no other job, no process of the node, and leaves nothing behind.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     setup_job_test

@@ -4,6 +4,11 @@
 # step of PrologFlags=Contain) happens in the job's view of the jail, through
 # job_container/slurm_jail.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     setup_job_test

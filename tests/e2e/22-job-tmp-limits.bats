@@ -6,13 +6,9 @@
 
 setup_file() {
     load helpers
-    restart_cluster_with SLURM_JAIL_LOCAL_PLUGSTACK_EXTRA='job_tmp_size=16m job_shm_size=8m'
+    use_cluster SLURM_JAIL_LOCAL_PLUGSTACK_EXTRA='job_tmp_size=16m job_shm_size=8m'
 }
 
-teardown_file() {
-    load helpers
-    restore_suite_cluster
-}
 
 setup() {
     load helpers

@@ -8,6 +8,7 @@
 
 setup_file() {
     load helpers
+    use_cluster
     MPI_DIR=$HOST_HOME/e2e-mpi
     rm -rf "$MPI_DIR"
     install -d -o "$TEST_UID" -g "$TEST_UID" "$MPI_DIR"

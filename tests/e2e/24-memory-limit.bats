@@ -7,14 +7,9 @@
 setup_file() {
     load helpers
     [ -d /sys/fs/cgroup/memory ] || return 0 # the tests skip, naming the controller
-    restart_cluster_with SLURM_JAIL_LOCAL_CGROUP=yes
+    use_cluster SLURM_JAIL_LOCAL_CGROUP=yes
 }
 
-teardown_file() {
-    load helpers
-    [ -d /sys/fs/cgroup/memory ] || return 0
-    restore_suite_cluster
-}
 
 setup() {
     load helpers

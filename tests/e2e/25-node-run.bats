@@ -5,6 +5,11 @@
 # the jail needs no /run/munge: the plugin makes that mount point itself.
 # The one place users may write there, /run/lock, is each job's own.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     load_assertions

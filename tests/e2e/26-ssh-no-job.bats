@@ -10,6 +10,7 @@
 setup_file() {
     # shellcheck source=tests/e2e/helpers.bash
     . "$BATS_TEST_DIRNAME/helpers.bash"
+    use_cluster
     # shellcheck source=tests/e2e/sshd.bash
     . "$BATS_TEST_DIRNAME/sshd.bash"
     NJDIR=$STATE/e2e-ssh-nojob

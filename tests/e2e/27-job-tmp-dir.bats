@@ -11,13 +11,9 @@ JOB_TMP=/run/slurm-jail/jobtmp
 
 setup_file() {
     load helpers
-    restart_cluster_with SLURM_JAIL_LOCAL_PLUGSTACK_EXTRA="job_tmp=$JOB_TMP"
+    use_cluster SLURM_JAIL_LOCAL_PLUGSTACK_EXTRA="job_tmp=$JOB_TMP"
 }
 
-teardown_file() {
-    load helpers
-    restore_suite_cluster
-}
 
 setup() {
     load helpers

@@ -12,13 +12,9 @@ up_here() { env "${here[@]}" "$LC" up >&2; }
 
 setup_file() {
     load helpers
-    restart_cluster_with "${here[@]}"
+    use_cluster "${here[@]}"
 }
 
-teardown_file() {
-    load helpers
-    restore_suite_cluster
-}
 
 setup() {
     load helpers

@@ -5,6 +5,11 @@
 # shows only the job, and task epilog scripts are born in the job's PID
 # namespace and go with the job.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     setup_job_test

@@ -7,13 +7,9 @@
 
 setup_file() {
     load helpers
-    restart_cluster_with SLURM_JAIL_LOCAL_JOB_CONTAINER=no
+    use_cluster SLURM_JAIL_LOCAL_JOB_CONTAINER=no
 }
 
-teardown_file() {
-    load helpers
-    restore_suite_cluster
-}
 
 setup() {
     load helpers

@@ -5,6 +5,11 @@
 # /proc on the node reaches the job's next step (srun --jobid --overlap),
 # which keeps the job's processes and its /tmp.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     load user_code

@@ -8,6 +8,11 @@
 # check did not see the node's slurmd (not understood yet), so tests/compat
 # does not run this file.
 
+setup_file() {
+    load helpers
+    use_cluster
+}
+
 setup() {
     load helpers
     load_assertions

@@ -46,9 +46,8 @@ make_image() {
 }
 
 setup_file() {
-    "$LC" down >&2
     # shellcheck disable=SC2046 # one word each
-    "$LC" up $(containers_up_args) >&2
+    use_cluster $(containers_up_args)
     # node1's FUSE, overlay and SquashFS mounts before any job: the
     # machine's own (its root is overlay in a pod), not a container's.
     container_mounts node1 >"$BATS_FILE_TMPDIR/node1-container-mounts"
@@ -65,9 +64,6 @@ teardown_file() {
     rm -rf "$JAIL$IMAGE" "$HOST_HOME/container-probes" "$STATE/etc/oci.conf" "$NODE_ONLY_BUNDLE" \
         "$HOST_HOME/.local/share/containers" "$HOST_HOME/.config/cni"
     rmdir "$HOST_HOME/.local/share" "$HOST_HOME/.local" "$HOST_HOME/.config" 2>/dev/null || true
-    # Any later file runs on the suite's cluster: CPU nodes, their own
-    # /dev/fuse (the runtimes stay in the jail until it is filled anew).
-    restore_suite_cluster
 }
 
 setup() { load_assertions; }

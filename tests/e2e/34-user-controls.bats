@@ -10,6 +10,8 @@
 
 load helpers
 
+setup_file() { use_cluster; }
+
 setup() {
     load_assertions
     make_test_dir

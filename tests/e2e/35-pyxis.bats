@@ -76,9 +76,8 @@ setup_file() {
         return 0
     fi
     touch "$BATS_FILE_TMPDIR/start"
-    "$LC" down >&2
     # shellcheck disable=SC2046 # one word each
-    "$LC" up $(containers_up_args) --pyxis >&2
+    use_cluster $(containers_up_args) --pyxis
     rm -rf "$HOST_WORK"
     install -d -m 0755 -o "$TEST_UID" -g "$TEST_UID" "$HOST_WORK" "$HOST_WORK/probes"
     make_image "$HOST_WORK"
@@ -90,8 +89,6 @@ setup_file() {
 teardown_file() {
     [ -z "${PYXIS_SKIP:-}" ] || return 0
     rm -rf "$HOST_WORK"
-    # Any later file runs on the suite's cluster (no pyxis, CPU nodes).
-    restore_suite_cluster
 }
 
 setup() {

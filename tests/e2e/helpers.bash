@@ -100,23 +100,49 @@ PROBE_EOF
     chmod 0755 "$JAIL$PROBE"
 }
 
-# The files whose tests need the cluster started with other settings (the
-# SLURM_JAIL_LOCAL_* variables of hack/local-cluster: chroot.so's plugstack
-# line, the job container, cgroups) restart it in setup_file and bring the
-# suite's cluster back in teardown_file.
-#
-# restart_cluster_with VAR=VALUE...: the cluster restarted with those settings.
-restart_cluster_with() {
+# The cluster each file runs on. Most run on the suite's (setup_suite's
+# plain 'up'); a file that needs other settings (the SLURM_JAIL_LOCAL_*
+# variables of hack/local-cluster: chroot.so's plugstack line, the job
+# container, cgroups; or up's options: fake GPUs, containers, more workers)
+# asks for them in its setup_file, and every other file asks for the
+# suite's: each e2e file's setup_file calls use_cluster. The cluster is
+# restarted only when the settings asked for are not those it runs with
+# (recorded in its state directory), so no file restores the suite's
+# cluster when it ends: the next file that needs it does. tests/run-all runs
+# the files of the suite's cluster first, then the others.
+CLUSTER_SETTINGS=$STATE/e2e-cluster-settings
+
+# use_cluster [VAR=VALUE...] [UP-OPTION...]: the cluster started with these
+# settings (none: the suite's), restarted only if it runs with others or is
+# not up (a former file's failed test may have left it down).
+use_cluster() {
+    local settings="$*" vars=()
+    if [ "$(cat "$CLUSTER_SETTINGS" 2>/dev/null)" = "$settings" ] && cluster_is_up; then
+        return 0
+    fi
+    while [ $# -gt 0 ] && [[ $1 == [A-Z_]*=* ]]; do
+        vars+=("$1")
+        shift
+    done
     "$LC" down >&2
-    env "$@" "$LC" up >&2
+    rm -f "$CLUSTER_SETTINGS"
+    env "${vars[@]}" "$LC" up "$@" >&2
     install_probe
+    if [ -n "$settings" ]; then echo "$settings" >"$CLUSTER_SETTINGS"; fi
 }
 
-# restore_suite_cluster: the cluster as the suite started it.
-restore_suite_cluster() {
-    "$LC" down >&2
-    "$LC" up >&2
+# cluster_is_up: slurmctld and every node's slurmd of this cluster run.
+cluster_is_up() {
+    local i workers
+    workers=$(cat "$STATE/workers" 2>/dev/null) || return 1
+    kill -0 "$(pid_in "$STATE/ctld/slurmctld.pid" 2>/dev/null)" 2>/dev/null || return 1
+    for ((i = 1; i <= workers; i++)); do
+        kill -0 "$(slurmd_pid "node$i" 2>/dev/null)" 2>/dev/null || return 1
+    done
 }
+
+# forget_cluster_settings: the cluster was (re)started as the suite's.
+forget_cluster_settings() { rm -f "$CLUSTER_SETTINGS"; }
 
 # ush SCRIPT: run a bash script as the test user on the login host (in the jail).
 ush() { "$LC" run -- bash -c "$1"; }

@@ -12,8 +12,13 @@ setup_suite() {
     # shellcheck source=tests/e2e/helpers.bash
     . "$(dirname "${BASH_SOURCE[0]}")/helpers.bash"
     # A fresh start: a cluster left from a dev session may run an old plugin.
-    [ "${SLURM_JAIL_E2E_KEEP:-no}" = yes ] || "$LC" down >&2
+    if [ "${SLURM_JAIL_E2E_KEEP:-no}" != yes ]; then
+        "$LC" down >&2
+        forget_cluster_settings
+    fi
     local t0=$EPOCHREALTIME
+    # A kept cluster may run a former file's settings: the files' use_cluster
+    # restarts it when they need others.
     "$LC" up >&2
     printf '# e2e: local-cluster up (Slurm %s) took %s s\n' "$("$LC" status | awk '$1 == "slurm" { print $2 }')" \
         "$(elapsed_since "$t0")" >&3
@@ -28,5 +33,7 @@ teardown_suite() {
     if [ -f "$BATS_RUN_TMPDIR/e2e-start" ]; then
         printf '# e2e: tests took %s s\n' "$(elapsed_since "$(cat "$BATS_RUN_TMPDIR/e2e-start")")" >&3
     fi
+    [ "${SLURM_JAIL_E2E_KEEP:-no}" = yes ] && return 0
     "$LC" down >&2
+    forget_cluster_settings
 }

@@ -107,3 +107,15 @@ quoted_includes() { git grep -nE '^#include "' -- "$1"; }
     done
     [ -z "$bad" ] || fail "front-end includes outside the library and the front end's folder:"$'\n'"$bad"
 }
+
+# Every e2e file names the cluster it runs on (tests/e2e/helpers.bash): a file
+# that did not would run on whatever settings the file before it left.
+@test "every e2e file's setup_file asks for its cluster with use_cluster" {
+    local f missing=""
+    for f in tests/e2e/*.bats; do
+        # From 'setup_file() {' (or its one-line form) to the line that ends it.
+        awk '/^setup_file\(\)/ { on = 1 } on && /use_cluster/ { found = 1 } on && /}$/ { on = 0 }
+             END { exit !found }' "$f" || missing+=" $f"
+    done
+    [ -z "$missing" ] || fail "no use_cluster in the setup_file of:$missing (tests/e2e/helpers.bash)"
+}

@@ -66,6 +66,7 @@ compat_file() {
 @test "up --jail-fs glusterfs: the jail is populated on the volume, every host mounts it with a client of its own" {
     local t0=$EPOCHREALTIME
     "$LC" down >&2
+    forget_cluster_settings
     run "$LC" up --jail-fs glusterfs
     printf '# shared-fs: local-cluster up --jail-fs glusterfs took %s s\n' "$(elapsed_since "$t0")" >&3
     assert_success
@@ -103,11 +104,39 @@ compat_file() {
 @test "shared jail: e2e 06-fail-closed" { compat_file 06-fail-closed; }
 @test "shared jail: e2e 12-job-isolation" { compat_file 12-job-isolation; }
 @test "shared jail: e2e 09-ssh" { compat_file 09-ssh; }
-@test "shared jail: e2e 20-gpu" { compat_file 20-gpu; }
 @test "shared jail: e2e 07-soak" { compat_file 07-soak; }
+@test "shared jail: e2e 20-gpu" { compat_file 20-gpu; }
+
+@test "GPU nodes: a step asks the server only when the kernel no longer holds the jail's ld.so.cache, at most one probe per step" {
+    # The cluster 20-gpu, the last e2e file, left (use_cluster: tests/e2e/helpers.bash).
+    use_cluster --fake-gpu
+    run step_ops 1 0
+    assert_success
+    run step_ops 10 1200 recheck=0
+    assert_success
+    # A probe asks the server two or three times (the client's entry cache
+    # answers the rest): ten steps may ask as often as ten probes at their
+    # dearest, the measured cost rounded up to whole requests per probe.
+    local per_ten_probes
+    per_ten_probes=$(total_of "$output")
+    per_ten_probes=$(((per_ten_probes + 9) / 10 * 10))
+    run step_ops 10 0
+    assert_success
+    printf '# shared-fs: GPU node, 10 steps back to back: %s requests (%s)\n' \
+        "$(total_of "$output")" "$(echo "$output" | tr '\n' ' ')" >&3
+    [ "$(total_of "$output")" -le "$per_ten_probes" ] || fail "more than a probe per step: $output"
+    run step_ops 10 1200
+    assert_success
+    printf '# shared-fs: GPU node, 10 steps 1.2 s apart: %s requests (%s); 10 probes: %s\n' \
+        "$(total_of "$output")" "$(echo "$output" | tr '\n' ' ')" "$per_ten_probes" >&3
+    [ "$(total_of "$output")" -le "$per_ten_probes" ] || fail "more than a probe per step: $output"
+    run ush "srun -w node1 nvidia-smi"
+    assert_success
+    assert_output --partial "Driver Version: 550.54.15"
+}
 
 @test "steps after the first on a node make no request to the jail's server; each probe is counted" {
-    "$LC" up >&2
+    use_cluster # CPU nodes: a GPU node asks for its ld.so.cache (above)
     [ -x "$STEP_OPS" ] || fail "$STEP_OPS is not built"
     # The first step on the node may probe (its last answer is old).
     run step_ops 1 0
@@ -242,36 +271,9 @@ node1_state() { ctl sinfo -h -n node1 -o %T; }
     ctl scontrol update nodename=node1 state=resume
 }
 
-@test "GPU nodes: a step asks the server only when the kernel no longer holds the jail's ld.so.cache, at most one probe per step" {
-    "$LC" down >&2
-    "$LC" up --fake-gpu >&2
-    run step_ops 1 0
-    assert_success
-    run step_ops 10 1200 recheck=0
-    assert_success
-    # A probe asks the server two or three times (the client's entry cache
-    # answers the rest): ten steps may ask as often as ten probes at their
-    # dearest, the measured cost rounded up to whole requests per probe.
-    local per_ten_probes
-    per_ten_probes=$(total_of "$output")
-    per_ten_probes=$(((per_ten_probes + 9) / 10 * 10))
-    run step_ops 10 0
-    assert_success
-    printf '# shared-fs: GPU node, 10 steps back to back: %s requests (%s)\n' \
-        "$(total_of "$output")" "$(echo "$output" | tr '\n' ' ')" >&3
-    [ "$(total_of "$output")" -le "$per_ten_probes" ] || fail "more than a probe per step: $output"
-    run step_ops 10 1200
-    assert_success
-    printf '# shared-fs: GPU node, 10 steps 1.2 s apart: %s requests (%s); 10 probes: %s\n' \
-        "$(total_of "$output")" "$(echo "$output" | tr '\n' ' ')" "$per_ten_probes" >&3
-    [ "$(total_of "$output")" -le "$per_ten_probes" ] || fail "more than a probe per step: $output"
-    run ush "srun -w node1 nvidia-smi"
-    assert_success
-    assert_output --partial "Driver Version: 550.54.15"
-}
-
 @test "local-cluster down: no GlusterFS process or mount is left" {
     "$LC" down >&2
+    forget_cluster_settings
     # Killed daemons are reaped by this machine's init a moment later.
     wait_until 10 no_gluster_process
     run findmnt -rn -t fuse.glusterfs
