@@ -8,7 +8,7 @@
 
 # here: the settings of this file's cluster; up_here: the cluster up with them.
 here=(SLURM_JAIL_LOCAL_JOB_CONTAINER=no SLURM_JAIL_LOCAL_CONTAIN=yes)
-up_here() { env "${here[@]}" "$LC" up >&2; }
+up_here() { use_cluster "${here[@]}"; }
 
 setup_file() {
     load helpers

@@ -106,10 +106,11 @@ PROBE_EOF
 # container, cgroups; or up's options: fake GPUs, containers, more workers)
 # asks for them in its setup_file, and every other file asks for the
 # suite's: each e2e file's setup_file calls use_cluster. The cluster is
-# restarted only when the settings asked for are not those it runs with
-# (recorded in its state directory), so no file restores the suite's
-# cluster when it ends: the next file that needs it does. tests/run-all runs
-# the files of the suite's cluster first, then the others.
+# restarted only when the settings asked for are not those it runs with, so
+# no file restores the suite's cluster when it ends: the next file that
+# needs it does. tests/run-all runs the files of the suite's cluster first.
+# use_cluster records the settings with the slurmctld it started; a
+# slurmctld started any other way (a plain 'up') runs the suite's.
 CLUSTER_SETTINGS=$STATE/e2e-cluster-settings
 
 # use_cluster [VAR=VALUE...] [UP-OPTION...]: the cluster started with these
@@ -117,7 +118,7 @@ CLUSTER_SETTINGS=$STATE/e2e-cluster-settings
 # not up (a former file's failed test may have left it down).
 use_cluster() {
     local settings="$*" vars=()
-    if [ "$(cat "$CLUSTER_SETTINGS" 2>/dev/null)" = "$settings" ] && cluster_is_up; then
+    if cluster_is_up && [ "$(cluster_settings)" = "$settings" ]; then
         return 0
     fi
     while [ $# -gt 0 ] && [[ $1 == [A-Z_]*=* ]]; do
@@ -125,24 +126,31 @@ use_cluster() {
         shift
     done
     "$LC" down >&2
-    rm -f "$CLUSTER_SETTINGS"
     env "${vars[@]}" "$LC" up "$@" >&2
     install_probe
-    if [ -n "$settings" ]; then echo "$settings" >"$CLUSTER_SETTINGS"; fi
+    printf '%s\n%s\n' "$(cluster_ctld_pid)" "$settings" >"$CLUSTER_SETTINGS"
 }
+
+# cluster_settings: what use_cluster started the running slurmctld with;
+# nothing (the suite's settings) when it started it with none, or did not
+# start it.
+cluster_settings() {
+    local pid settings
+    { read -r pid && IFS= read -r settings; } <"$CLUSTER_SETTINGS" 2>/dev/null || return 0
+    if [ "$pid" = "$(cluster_ctld_pid)" ]; then printf '%s' "$settings"; fi
+}
+
+cluster_ctld_pid() { pid_in "$STATE/ctld/slurmctld.pid" 2>/dev/null; }
 
 # cluster_is_up: slurmctld and every node's slurmd of this cluster run.
 cluster_is_up() {
     local i workers
     workers=$(cat "$STATE/workers" 2>/dev/null) || return 1
-    kill -0 "$(pid_in "$STATE/ctld/slurmctld.pid" 2>/dev/null)" 2>/dev/null || return 1
+    kill -0 "$(cluster_ctld_pid)" 2>/dev/null || return 1
     for ((i = 1; i <= workers; i++)); do
         kill -0 "$(slurmd_pid "node$i" 2>/dev/null)" 2>/dev/null || return 1
     done
 }
-
-# forget_cluster_settings: the cluster was (re)started as the suite's.
-forget_cluster_settings() { rm -f "$CLUSTER_SETTINGS"; }
 
 # ush SCRIPT: run a bash script as the test user on the login host (in the jail).
 ush() { "$LC" run -- bash -c "$1"; }

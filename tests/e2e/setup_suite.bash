@@ -12,10 +12,7 @@ setup_suite() {
     # shellcheck source=tests/e2e/helpers.bash
     . "$(dirname "${BASH_SOURCE[0]}")/helpers.bash"
     # A fresh start: a cluster left from a dev session may run an old plugin.
-    if [ "${SLURM_JAIL_E2E_KEEP:-no}" != yes ]; then
-        "$LC" down >&2
-        forget_cluster_settings
-    fi
+    [ "${SLURM_JAIL_E2E_KEEP:-no}" = yes ] || "$LC" down >&2
     local t0=$EPOCHREALTIME
     # A kept cluster may run a former file's settings: the files' use_cluster
     # restarts it when they need others.
@@ -35,5 +32,4 @@ teardown_suite() {
     fi
     [ "${SLURM_JAIL_E2E_KEEP:-no}" = yes ] && return 0
     "$LC" down >&2
-    forget_cluster_settings
 }

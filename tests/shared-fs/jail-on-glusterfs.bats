@@ -66,7 +66,6 @@ compat_file() {
 @test "up --jail-fs glusterfs: the jail is populated on the volume, every host mounts it with a client of its own" {
     local t0=$EPOCHREALTIME
     "$LC" down >&2
-    forget_cluster_settings
     run "$LC" up --jail-fs glusterfs
     printf '# shared-fs: local-cluster up --jail-fs glusterfs took %s s\n' "$(elapsed_since "$t0")" >&3
     assert_success
@@ -273,7 +272,6 @@ node1_state() { ctl sinfo -h -n node1 -o %T; }
 
 @test "local-cluster down: no GlusterFS process or mount is left" {
     "$LC" down >&2
-    forget_cluster_settings
     # Killed daemons are reaped by this machine's init a moment later.
     wait_until 10 no_gluster_process
     run findmnt -rn -t fuse.glusterfs
