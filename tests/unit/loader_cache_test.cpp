@@ -7,6 +7,7 @@
 #include "sandbox.hpp"
 #include "sjail/sys/gpu/ld_cache.hpp"
 #include "sjail/sys/gpu/nvidia_driver.hpp"
+#include "sjail/sys/gpu/nvidia_driver_mount.hpp"
 #include "sjail/sys/safe_open.hpp"
 
 #include <algorithm>

@@ -27,7 +27,7 @@ Status make_node_run_mount_point(int view_root, const std::string &target, Targe
 // Each job's own /run/lock (run=node): the only place in the node's /run
 // users may write is a small tmpfs of the job's, mounted over the node's
 // /run/lock in the job's views and gone with the job, so no job can fill it
-// for another (job_namespace.cpp).
+// for another (job/job_creator.cpp).
 inline constexpr const char *kJobRunLockSize = "1m";
 inline constexpr const char *kJobRunLockInodes = "1024";
 

@@ -9,7 +9,8 @@
 // lists lib64/ ahead of the jail's own directories.
 //
 // This file decides which files are the driver's and how they appear in the
-// view; sys/gpu/nvidia_driver.hpp finds and opens them on a node and mounts the tree.
+// view; sys/gpu/nvidia_driver.hpp finds and opens them on a node, and
+// sys/gpu/nvidia_driver_mount.hpp mounts the tree.
 #pragma once
 
 #include "sjail/core/gpu/ld_cache.hpp"

@@ -3,6 +3,7 @@
 
 #include "sjail/core/run_view.hpp"
 #include "sjail/sys/gpu/ld_cache.hpp"
+#include "sjail/sys/gpu/nvidia_driver_mount.hpp"
 #include "sjail/sys/run_view.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"

@@ -1,100 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/sys/job/job_namespace.hpp"
 
+#include "sjail/core/builder_report.hpp"
 #include "sjail/core/job/job_layout.hpp"
 #include "sjail/sys/child_process.hpp"
-#include "sjail/sys/fs_mount.hpp"
 #include "sjail/sys/gpu/mps_shm.hpp"
-#include "sjail/sys/job/job_init.hpp"
+#include "sjail/sys/job/job_creator.hpp"
+#include "sjail/sys/job/job_processes.hpp"
 #include "sjail/sys/job/mps_shm_cleanup.hpp"
 #include "sjail/sys/node/node_watch.hpp"
 #include "sjail/sys/node/proc_options.hpp"
 #include "sjail/sys/ns_bind.hpp"
-#include "sjail/sys/private_mounts.hpp"
-#include "sjail/sys/process_scan.hpp"
-#include "sjail/sys/run_view.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
 #include "sjail/sys/state_dir.hpp"
 #include "sjail/sys/tree_remove.hpp"
 
 #include <algorithm>
-#include <csignal>
 #include <dirent.h>
 #include <fcntl.h>
-#include <functional>
-#include <poll.h>
 #include <sched.h>
-#include <set>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#include <utility>
 
 namespace sjail {
 namespace {
-
-// ---- the job's init ----
-
-std::optional<InitId> read_init(const JobPaths &paths) {
-    return parse_init_id(read_small_file(paths.init));
-}
-
-// Running, and not ended: a killed init that waits to be reaped is still in
-// /proc with its start time, but its PID namespace takes no process (a fork
-// into it fails with ENOMEM).
-bool is_running(const InitId &id) {
-    const std::string stat = read_small_file("/proc/" + std::to_string(id.pid) + "/stat");
-    const auto start = start_time_of_stat(stat);
-    return start && *start == id.start_time && !has_ended_in_stat(stat);
-}
-
-// How the job's recorded init ended, when it has (an ended process that
-// waits to be reaped tells): "" while it runs or when nothing was recorded.
-std::string how_the_init_ended(const JobPaths &paths) {
-    const auto init = read_init(paths);
-    if (!init || is_running(*init)) {
-        return "";
-    }
-    const std::string stat = read_small_file("/proc/" + std::to_string(init->pid) + "/stat");
-    const auto start = start_time_of_stat(stat);
-    const auto code = exit_code_of_stat(stat);
-    std::string how = "its init (pid " + std::to_string(init->pid) + ")";
-    if (start && *start == init->start_time && code) {
-        return how + " was " + how_it_ended(*code);
-    }
-    return how + " is gone";
-}
-
-std::optional<InitId> identify(pid_t pid) {
-    const auto start =
-        start_time_of_stat(read_small_file("/proc/" + std::to_string(pid) + "/stat"));
-    if (!start) {
-        return std::nullopt;
-    }
-    return InitId{pid, *start};
-}
-
-// Ends the init (and so the job's every process), checking through a pidfd
-// that the pid is still the init's. SIGTERM first: the init kills the
-// job's processes itself and frees those a FUSE daemon holds (job_init.hpp);
-// SIGKILL when it has not ended within a few seconds.
-void kill_init(const InitId &id) {
-    const Fd pidfd = open_pidfd(id.pid);
-    if (!pidfd.valid() || !is_running(id)) {
-        return;
-    }
-    pollfd p{pidfd.get(), POLLIN, 0};
-    for (const auto &[signal, wait_ms] : {std::pair{SIGTERM, 6000}, std::pair{SIGKILL, 5000}}) {
-        (void)::syscall(SYS_pidfd_send_signal, pidfd.get(), signal, nullptr, 0);
-        if (::poll(&p, 1, wait_ms) == 1) {
-            return;
-        }
-    }
-}
 
 // ---- opening what exists ----
 
@@ -120,272 +52,7 @@ bool open_existing(const JobPaths &paths, JobNamespace &out, std::string *made_f
     return out.stepd.valid() && out.tasks.valid() && out.pid.valid();
 }
 
-// ---- making it, in a child process ----
-
-struct Inputs {
-    const Config &config;
-    std::uint32_t job = 0;
-    int node_ns = -1;
-    int tmp_dir = -1; // job_tmp=DIR: the job's directory (O_PATH)
-    int mps_shm = -1; // gpu_mps_shm=DIR (O_PATH): the job's /dev/shm, when the node has it
-    ProcOptions proc;
-    // Set when the views of a running job are made anew (refresh_in_child):
-    int old_stepd = -1; // its current stepd view, which holds its /tmp and /dev/shm
-    int job_pid = -1;   // its PID namespace, kept
-};
-
-void end_job_from_its_init(const Config &config, std::uint32_t job, int node_mnt, int node_proc);
-
-Status mount_job_tmp(const Inputs &in, int tmp_tree) {
-    switch (in.config.job_tmp) {
-    case JobTmp::Node:
-        return {}; // the node view's /tmp stays
-    case JobTmp::Tmpfs:
-        return mount_private_tmpfs(in.config.job_tmp_size, "/tmp");
-    case JobTmp::Directory:
-        break;
-    }
-    return attach_mount(tmp_tree, "/tmp");
-}
-
-// var_tmp=job: the job's /var/tmp is its /tmp (private_mounts.hpp).
-Status share_var_tmp(const Config &config) {
-    return config.var_tmp == VarTmp::Job ? share_tmp_as_var_tmp() : Status();
-}
-
-// A detached copy of the directory `dir`, nosuid and nodev; `what` names it
-// in an error.
-Status clone_tree(int dir, const char *what, Fd &out) {
-    out.reset(::open_tree(dir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
-    mount_attr attr{};
-    attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-    if (!out.valid() || ::mount_setattr(out.get(), "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
-        return Status::from_errno(std::string("binding ") + what);
-    }
-    return {};
-}
-
-// The stepd view, once the init copied it for the tasks' view: nothing can
-// be executed there, so that what slurmstepd forks for the step after the
-// tasks (a task epilog) runs only once it joined the tasks' view.
-Status make_stepd_view_noexec() {
-    mount_attr attr{};
-    attr.attr_set = MOUNT_ATTR_NOEXEC;
-    if (::mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &attr, sizeof(attr)) != 0) {
-        return Status::from_errno("making the job's stepd view noexec");
-    }
-    return {};
-}
-
-// In the creator, once its children go to the job's PID namespace: forks
-// the process that makes and holds the tasks' view (`run`, which never
-// returns, given its report and lifeline fds), waits for its report, then
-// closes the stepd view to execution. `keep_out` is the holder's lifeline.
-Status start_tasks_view_holder(const char *what, const std::function<void(int, int)> &run,
-                               pid_t &pid, Fd &keep_out) {
-    Pipe ready;
-    Pipe keep;
-    if (auto s = make_pipe(ready); !s.ok()) {
-        return s;
-    }
-    if (auto s = make_pipe(keep); !s.ok()) {
-        return s;
-    }
-    pid = ::fork();
-    if (pid == 0) {
-        ready.read.reset();
-        keep.write.reset();
-        run(ready.write.get(), keep.read.get());
-        ::_exit(1);
-    }
-    if (pid < 0) {
-        return Status::from_errno(std::string("fork ") + what);
-    }
-    ready.write.reset();
-    keep.read.reset();
-    keep_out = std::move(keep.write);
-    const std::string line = read_line(ready.read.get());
-    if (line != "ok\n") {
-        return Status::failure(line.rfind("error ", 0) == 0 ? line.substr(6, line.size() - 7)
-                                                            : std::string(what) + " died");
-    }
-    return make_stepd_view_noexec();
-}
-
-// In the creator child: a new mount namespace copied from the node's jail
-// namespace `node_ns`, receiving the node's later mount changes (a slave):
-// the job's stepd view, before what is the job's own is mounted in it.
-Status make_view_from_node(int node_ns) {
-    if (::setns(node_ns, CLONE_NEWNS) != 0) {
-        return Status::from_errno("entering the node's jail namespace");
-    }
-    if (::unshare(CLONE_NEWNS) != 0 ||
-        ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
-        return Status::from_errno("making the job's view");
-    }
-    return {};
-}
-
-// A detached copy of the mount at `path` (the job's /tmp or /dev/shm in its
-// current view): the same filesystem, so what the job wrote there stays.
-Status clone_mount(const char *path, Fd &out) {
-    Fd where;
-    if (auto s = open_mount_point(path, where); !s.ok()) {
-        return s;
-    }
-    out.reset(::open_tree(where.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
-    return out.valid() ? Status() : Status::from_errno(std::string("keeping the job's ") + path);
-}
-
-// In the creator child, for a running job whose node namespace was rebuilt:
-// a new stepd view from the new node namespace with the job's own /tmp,
-// /dev/shm and /run/lock taken over from its current view, then, in the job's PID
-// namespace (whose init lives on), a new tasks' view. Reports the pid of the
-// process holding that view.
-Status refresh_in_child(const Inputs &in, pid_t &maker, Fd &keep_maker) {
-    Fd tmp_tree;
-    Fd shm_tree;
-    if (::setns(in.old_stepd, CLONE_NEWNS) != 0) {
-        return Status::from_errno("entering the job's current view");
-    }
-    if (in.config.job_tmp != JobTmp::Node) {
-        if (auto s = clone_mount("/tmp", tmp_tree); !s.ok()) {
-            return s;
-        }
-    }
-    if (auto s = clone_mount("/dev/shm", shm_tree); !s.ok()) {
-        return s;
-    }
-    Fd run_lock_tree;
-    if (in.config.run == RunMode::Node) {
-        if (auto s = clone_mount("/run/lock", run_lock_tree); !s.ok()) {
-            return s;
-        }
-    }
-    if (auto s = make_view_from_node(in.node_ns); !s.ok()) {
-        return s;
-    }
-    if (tmp_tree.valid()) {
-        if (auto s = attach_mount(tmp_tree.get(), "/tmp"); !s.ok()) {
-            return s;
-        }
-    }
-    if (auto s = share_var_tmp(in.config); !s.ok()) {
-        return s;
-    }
-    if (auto s = attach_mount(shm_tree.get(), "/dev/shm"); !s.ok()) {
-        return s;
-    }
-    if (run_lock_tree.valid()) {
-        if (auto s = attach_mount(run_lock_tree.get(), "/run/lock"); !s.ok()) {
-            return s;
-        }
-    }
-    if (::setns(in.job_pid, CLONE_NEWPID) != 0) {
-        return Status::from_errno("entering the job's PID namespace");
-    }
-    return start_tasks_view_holder(
-        "the job's view maker",
-        [&in](int ready_fd, int keep_fd) { run_tasks_view_maker(in.proc, ready_fd, keep_fd); },
-        maker, keep_maker);
-}
-
-// In the creator child: the stepd view, then the job's PID namespace and its
-// init (which makes the tasks' view). Reports the init's pid; `keep_init`
-// is the init's lifeline (see run_job_init).
-Status make_in_child(const Inputs &in, pid_t &init, Fd &keep_init) {
-    // The init's lifeline (job_init.hpp), from this process's own view: the
-    // node's processes, and the view where the job's state lives.
-    const Fd node_proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    const Fd node_mnt(::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
-    if (!node_proc.valid() || !node_mnt.valid()) {
-        return Status::from_errno("opening the node's /proc for the job's init");
-    }
-    // Cloned here, on this process's CPU, just before the namespace it goes
-    // into is made: the kernel refuses to attach a detached tree that looks
-    // newer than the namespace (ids come from per-CPU batches, ns_bind.hpp).
-    Fd tmp_tree;
-    if (in.tmp_dir >= 0) {
-        if (auto s = clone_tree(in.tmp_dir, "the job's job_tmp= directory", tmp_tree); !s.ok()) {
-            return s;
-        }
-    }
-    Fd mps_shm_tree;
-    if (in.mps_shm >= 0) {
-        if (auto s =
-                clone_tree(in.mps_shm, "the MPS daemon's /dev/shm (gpu_mps_shm=)", mps_shm_tree);
-            !s.ok()) {
-            return s;
-        }
-    }
-    if (auto s = make_view_from_node(in.node_ns); !s.ok()) {
-        return s;
-    }
-    if (auto s = mount_job_tmp(in, tmp_tree.get()); !s.ok()) {
-        return s;
-    }
-    if (auto s = share_var_tmp(in.config); !s.ok()) {
-        return s;
-    }
-    // /dev/shm: the MPS daemon's (gpu_mps_shm=) where the node has it, else the job's own.
-    if (auto s = mps_shm_tree.valid() ? attach_mount(mps_shm_tree.get(), "/dev/shm")
-                                      : mount_private_tmpfs(in.config.job_shm_size, "/dev/shm");
-        !s.ok()) {
-        return s;
-    }
-    // run=node: the node's /run is shared by its jobs; its one place users
-    // may write, /run/lock, is the job's own (sys/run_view.hpp).
-    if (in.config.run == RunMode::Node) {
-        if (auto s = mount_private_tmpfs(kJobRunLockSize, "/run/lock", kJobRunLockInodes);
-            !s.ok()) {
-            return s;
-        }
-    }
-    // System V IPC and POSIX message queues are the job's own too, and go
-    // with it: the init holds the namespace, the tasks join it.
-    if (::unshare(CLONE_NEWPID | CLONE_NEWIPC) != 0) {
-        return Status::from_errno("making the job's PID and IPC namespaces");
-    }
-    return start_tasks_view_holder(
-        "the job's init",
-        [&](int ready_fd, int keep_fd) {
-            JobLifeline lifeline{in.job, node_proc.get(), node_mnt.get(), {}};
-            lifeline.end_job = [&in, &lifeline] {
-                end_job_from_its_init(in.config, in.job, lifeline.node_mnt, lifeline.node_proc);
-            };
-            run_job_init(in.proc, ready_fd, keep_fd, lifeline);
-        },
-        init, keep_init);
-}
-
-// The creator. Reports, then waits on `hold_fd`: a "k" from the caller (it
-// kept the namespaces) lets the init live on; EOF alone (the caller gave up,
-// or the creator is killed at the deadline) ends the init with it.
-[[noreturn]] void run_creator(const Inputs &in, int cpu, int report_fd, int hold_fd) noexcept {
-    Fd keep_init;
-    pid_t init = 0;
-    try {
-        let_parent_bind_namespaces();
-        pin_to_cpu(cpu);
-        const Status s = in.job_pid >= 0 ? refresh_in_child(in, init, keep_init)
-                                         : make_in_child(in, init, keep_init);
-        write_all(report_fd,
-                  s.ok() ? job_creator_success_line(init) : builder_failure_line(s.message()));
-    } catch (...) {
-        write_all(report_fd, "sjail-builder error out of memory making the job's namespaces\n");
-    }
-    if (finish_report(report_fd, hold_fd) == 'k' && keep_init.valid()) {
-        write_all(keep_init.get(), "k");
-    }
-    if (in.job_pid >= 0 && init > 0) {
-        // The view maker ends now (its view kept or not); reaped here, so no
-        // zombie of it shows in the job's /proc.
-        keep_init.reset();
-        while (::waitpid(init, nullptr, 0) < 0 && errno == EINTR) {
-        }
-    }
-    ::_exit(0);
-}
+// ---- keeping what the creator made (job_creator.hpp) ----
 
 // Keeps the creator's stepd view and the new tasks' view (of the process
 // holding it), in place of the job's current ones (which its running steps
@@ -438,7 +105,7 @@ void drop_namespaces(const JobPaths &paths, OwnMounts &own) {
 
 // One creator pinned to `cpu`; on success the namespaces are kept and the
 // init is recorded. `bind_errno` tells why they could not be kept.
-Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_errno,
+Status attempt_make(const JobCreatorInputs &in, const JobPaths &paths, int cpu, int &bind_errno,
                     OwnMounts &own) {
     bind_errno = 0;
     const bool refresh = in.job_pid >= 0;
@@ -446,7 +113,7 @@ Status attempt_make(const Inputs &in, const JobPaths &paths, int cpu, int &bind_
     if (auto s = creator.start(
             "the job's namespace builder", in.config.build_timeout_s,
             {in.node_ns, in.tmp_dir, in.mps_shm, in.old_stepd, in.job_pid},
-            [&](int report_fd, int hold_fd) { run_creator(in, cpu, report_fd, hold_fd); });
+            [&](int report_fd, int hold_fd) { run_job_creator(in, cpu, report_fd, hold_fd); });
         !s.ok()) {
         return s;
     }
@@ -522,7 +189,7 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
             return s;
         }
     }
-    Inputs in{config, job, node.fd.get(), -1, -1, {}};
+    JobCreatorInputs in{config, job, node.fd.get(), -1, -1, {}};
     if (auto s = load_proc_options(config, in.proc); !s.ok()) {
         return s;
     }
@@ -561,7 +228,7 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
 // /dev/shm. Steps already running keep the views they entered.
 Status refresh_job(const Config &config, const NodeNamespace &node, std::uint32_t job,
                    const JobPaths &paths, const JobNamespace &current, OwnMounts &own) {
-    Inputs in{config, job, node.fd.get(), -1, -1, {}};
+    JobCreatorInputs in{config, job, node.fd.get(), -1, -1, {}};
     in.old_stepd = current.stepd.get();
     in.job_pid = current.pid.get();
     if (auto s = load_proc_options(config, in.proc); !s.ok()) {
@@ -593,44 +260,6 @@ Status lock_job(const Config &config, const JobPaths &paths, Fd &lock) {
         return Status::failure("state directory: " + s.message());
     }
     return lock_state(paths.dir, lock, LOCK_EX);
-}
-
-// ---- what is still running on the node ----
-
-// For every PID namespace: how many processes it holds; and which jobs still
-// have a slurmstepd (root's).
-struct NodeProcesses {
-    std::multiset<ino_t> pid_namespaces;
-    std::set<std::uint32_t> jobs_with_stepd;
-};
-
-NodeProcesses scan_processes() {
-    NodeProcesses seen;
-    for_each_process([&seen](std::int64_t /*pid*/, const std::string &dir) {
-        struct stat st {};
-        if (::stat((dir + "/ns/pid").c_str(), &st) == 0) {
-            seen.pid_namespaces.insert(st.st_ino);
-        }
-        // root's slurmstepd only: a user's process may call itself anything.
-        const auto step = stepd_of_cmdline(read_small_file(dir + "/cmdline"));
-        if (step && real_uid_of_status(read_small_file(dir + "/status")) == 0U) {
-            seen.jobs_with_stepd.insert(step->job);
-        }
-        return true;
-    });
-    return seen;
-}
-
-bool job_is_alive(const JobPaths &paths, std::uint32_t job, const NodeProcesses &seen) {
-    if (seen.jobs_with_stepd.count(job) != 0) {
-        return true;
-    }
-    const auto init = read_init(paths);
-    struct stat st {};
-    if (!init || !is_running(*init) || ::stat(paths.pid_ns.c_str(), &st) != 0) {
-        return false;
-    }
-    return seen.pid_namespaces.count(st.st_ino) > 1; // more than the init
 }
 
 // ---- deleting it ----
@@ -735,30 +364,6 @@ std::optional<InitId> self_in(int node_proc) {
     return start ? parse_init_id(name + " " + std::to_string(*start)) : std::nullopt;
 }
 
-// In the job's init, once its job is gone from the node (job_init.hpp): back
-// in the node's own view, it deletes the job as delete_job_namespace does,
-// if it is still the job's recorded init. Its PID namespace holds nothing
-// else, so there is nobody to kill.
-void end_job_from_its_init(const Config &config, std::uint32_t job, int node_mnt, int node_proc) {
-    if (::setns(node_mnt, CLONE_NEWNS) != 0) {
-        return;
-    }
-    const JobPaths paths = job_paths(config.state_dir, job);
-    Fd lock;
-    bool held = false;
-    if (!lock_existing_job(paths, lock, held).ok() || !held) {
-        return;
-    }
-    const auto self = self_in(node_proc);
-    if (!self || read_init(paths) != self) {
-        return; // the job was made anew meanwhile: that init is not this one
-    }
-    OwnMounts own;
-    (void)remove_job(config, job, paths, own);
-    lock.reset();
-    own.let_through(config);
-}
-
 // With the job's lock held: its namespaces made when it has none, or its
 // views made anew when they come from an older node namespace.
 Status make_or_refresh(const Config &config, const NodeNamespace &node, std::uint32_t job,
@@ -789,6 +394,26 @@ Status make_or_refresh(const Config &config, const NodeNamespace &node, std::uin
 }
 
 } // namespace
+
+void end_job_from_its_init(const Config &config, std::uint32_t job, int node_mnt, int node_proc) {
+    if (::setns(node_mnt, CLONE_NEWNS) != 0) {
+        return;
+    }
+    const JobPaths paths = job_paths(config.state_dir, job);
+    Fd lock;
+    bool held = false;
+    if (!lock_existing_job(paths, lock, held).ok() || !held) {
+        return;
+    }
+    const auto self = self_in(node_proc);
+    if (!self || read_init(paths) != self) {
+        return; // the job was made anew meanwhile: that init is not this one
+    }
+    OwnMounts own;
+    (void)remove_job(config, job, paths, own);
+    lock.reset();
+    own.let_through(config);
+}
 
 bool open_existing_job_namespace(const std::string &state_dir, std::uint32_t job,
                                  JobNamespace &out) {
