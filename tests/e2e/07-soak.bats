@@ -9,7 +9,10 @@
 setup_file() {
     load helpers
     use_cluster
-    # Baseline, taken once before the soak.
+    # Baseline, taken once before the soak, after a step on both nodes: each
+    # node's kept namespace is then the one of the cluster's settings (a
+    # former file's logins or steps with other settings rebuild it).
+    ush "srun -N2 true" >&2
     local n
     host_jail_mounts >"$BATS_FILE_TMPDIR/host-mounts"
     for n in node1 node2; do
