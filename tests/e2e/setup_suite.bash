@@ -4,8 +4,8 @@
 # Durations go to the TAP stream as comments. SLURM_JAIL_LOCAL_SLURM=REL runs
 # it, and every 'up' of its tests, on Slurm release REL (default: this
 # machine's). SLURM_JAIL_E2E_KEEP=yes: a cluster already up (on that
-# release) is used as it is and left up at the end (tests/compat runs several
-# e2e files against one cluster this way).
+# release) is used as it is, and taken down at the end like any other
+# (tests/compat and shared-fs run e2e files one after another this way).
 
 setup_suite() {
     : "${SLURM_JAIL_ROOT:?run through tests/run-all, or set SLURM_JAIL_ROOT}"
@@ -30,6 +30,7 @@ teardown_suite() {
     if [ -f "$BATS_RUN_TMPDIR/e2e-start" ]; then
         printf '# e2e: tests took %s s\n' "$(elapsed_since "$(cat "$BATS_RUN_TMPDIR/e2e-start")")" >&3
     fi
-    [ "${SLURM_JAIL_E2E_KEEP:-no}" = yes ] && return 0
+    # Always, even with SLURM_JAIL_E2E_KEEP: daemons that a file restarted
+    # (use_cluster) hold Bats's descriptors, and Bats waits for them to close.
     "$LC" down >&2
 }

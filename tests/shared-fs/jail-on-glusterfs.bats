@@ -107,8 +107,7 @@ compat_file() {
 @test "shared jail: e2e 20-gpu" { compat_file 20-gpu; }
 
 @test "GPU nodes: a step asks the server only when the kernel no longer holds the jail's ld.so.cache, at most one probe per step" {
-    # The cluster 20-gpu, the last e2e file, left (use_cluster: tests/e2e/helpers.bash).
-    use_cluster --fake-gpu
+    use_cluster --fake-gpu # tests/e2e/helpers.bash
     run step_ops 1 0
     assert_success
     run step_ops 10 1200 recheck=0
