@@ -9,10 +9,12 @@
 setup_file() {
     load helpers
     use_cluster
-    # Baseline, taken once before the soak, after a step on both nodes: each
-    # node's kept namespace is then the one of the cluster's settings (a
-    # former file's logins or steps with other settings rebuild it).
+    # Baseline, taken once before the soak, after a step on both nodes and
+    # its job's end: each node's kept namespace is then the one of the
+    # cluster's settings (a former file's logins or steps with other
+    # settings rebuild it), and no job's namespaces are there.
     ush "srun -N2 true" >&2
+    wait_until 30 bash -c "[ -z \"\$(find $STATE/nodes/node*/run/jobs -mindepth 1 -maxdepth 1 2>/dev/null)\" ]"
     local n
     host_jail_mounts >"$BATS_FILE_TMPDIR/host-mounts"
     for n in node1 node2; do
