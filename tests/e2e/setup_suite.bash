@@ -14,8 +14,6 @@ setup_suite() {
     # A fresh start: a cluster left from a dev session may run an old plugin.
     [ "${SLURM_JAIL_E2E_KEEP:-no}" = yes ] || "$LC" down >&2
     local t0=$EPOCHREALTIME
-    # A kept cluster may run a former file's settings: the files' use_cluster
-    # restarts it when they need others.
     "$LC" up >&2
     printf '# e2e: local-cluster up (Slurm %s) took %s s\n' "$("$LC" status | awk '$1 == "slurm" { print $2 }')" \
         "$(elapsed_since "$t0")" >&3

@@ -5,4 +5,4 @@
 # those that touch the jail most (entry, writes, failures, isolation, SSH
 # logins, the GPU driver, the soak). When tests/run-all runs both suites,
 # the e2e suite leaves these out, so each file runs once, on the shared jail.
-shared_fs_e2e_files=(01-jail-entry 02-shared-root 06-fail-closed 12-job-isolation 09-ssh 07-soak 20-gpu)
+shared_fs_e2e_files=(01-jail-entry 02-shared-root 06-fail-closed 12-job-isolation 09-ssh 20-gpu 07-soak)

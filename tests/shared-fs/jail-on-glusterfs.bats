@@ -103,38 +103,11 @@ compat_file() {
 @test "shared jail: e2e 06-fail-closed" { compat_file 06-fail-closed; }
 @test "shared jail: e2e 12-job-isolation" { compat_file 12-job-isolation; }
 @test "shared jail: e2e 09-ssh" { compat_file 09-ssh; }
-@test "shared jail: e2e 07-soak" { compat_file 07-soak; }
 @test "shared jail: e2e 20-gpu" { compat_file 20-gpu; }
-
-@test "GPU nodes: a step asks the server only when the kernel no longer holds the jail's ld.so.cache, at most one probe per step" {
-    use_cluster --fake-gpu # tests/e2e/helpers.bash
-    run step_ops 1 0
-    assert_success
-    run step_ops 10 1200 recheck=0
-    assert_success
-    # A probe asks the server two or three times (the client's entry cache
-    # answers the rest): ten steps may ask as often as ten probes at their
-    # dearest, the measured cost rounded up to whole requests per probe.
-    local per_ten_probes
-    per_ten_probes=$(total_of "$output")
-    per_ten_probes=$(((per_ten_probes + 9) / 10 * 10))
-    run step_ops 10 0
-    assert_success
-    printf '# shared-fs: GPU node, 10 steps back to back: %s requests (%s)\n' \
-        "$(total_of "$output")" "$(echo "$output" | tr '\n' ' ')" >&3
-    [ "$(total_of "$output")" -le "$per_ten_probes" ] || fail "more than a probe per step: $output"
-    run step_ops 10 1200
-    assert_success
-    printf '# shared-fs: GPU node, 10 steps 1.2 s apart: %s requests (%s); 10 probes: %s\n' \
-        "$(total_of "$output")" "$(echo "$output" | tr '\n' ' ')" "$per_ten_probes" >&3
-    [ "$(total_of "$output")" -le "$per_ten_probes" ] || fail "more than a probe per step: $output"
-    run ush "srun -w node1 nvidia-smi"
-    assert_success
-    assert_output --partial "Driver Version: 550.54.15"
-}
+@test "shared jail: e2e 07-soak" { compat_file 07-soak; }
 
 @test "steps after the first on a node make no request to the jail's server; each probe is counted" {
-    use_cluster # CPU nodes: a GPU node asks for its ld.so.cache (above)
+    "$LC" up >&2
     [ -x "$STEP_OPS" ] || fail "$STEP_OPS is not built"
     # The first step on the node may probe (its last answer is old).
     run step_ops 1 0
@@ -267,6 +240,34 @@ node1_state() { ctl sinfo -h -n node1 -o %T; }
     run node1_reason
     assert_output "admin: maintenance"
     ctl scontrol update nodename=node1 state=resume
+}
+
+@test "GPU nodes: a step asks the server only when the kernel no longer holds the jail's ld.so.cache, at most one probe per step" {
+    "$LC" down >&2
+    "$LC" up --fake-gpu >&2
+    run step_ops 1 0
+    assert_success
+    run step_ops 10 1200 recheck=0
+    assert_success
+    # A probe asks the server two or three times (the client's entry cache
+    # answers the rest): ten steps may ask as often as ten probes at their
+    # dearest, the measured cost rounded up to whole requests per probe.
+    local per_ten_probes
+    per_ten_probes=$(total_of "$output")
+    per_ten_probes=$(((per_ten_probes + 9) / 10 * 10))
+    run step_ops 10 0
+    assert_success
+    printf '# shared-fs: GPU node, 10 steps back to back: %s requests (%s)\n' \
+        "$(total_of "$output")" "$(echo "$output" | tr '\n' ' ')" >&3
+    [ "$(total_of "$output")" -le "$per_ten_probes" ] || fail "more than a probe per step: $output"
+    run step_ops 10 1200
+    assert_success
+    printf '# shared-fs: GPU node, 10 steps 1.2 s apart: %s requests (%s); 10 probes: %s\n' \
+        "$(total_of "$output")" "$(echo "$output" | tr '\n' ' ')" "$per_ten_probes" >&3
+    [ "$(total_of "$output")" -le "$per_ten_probes" ] || fail "more than a probe per step: $output"
+    run ush "srun -w node1 nvidia-smi"
+    assert_success
+    assert_output --partial "Driver Version: 550.54.15"
 }
 
 @test "local-cluster down: no GlusterFS process or mount is left" {
