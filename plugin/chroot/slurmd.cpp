@@ -88,8 +88,15 @@ int delete_job(std::uint32_t job) {
 }
 
 int delete_job_at_epilog(spank_t sp, int ac, char **av) {
-    // Deleting with the defaults would miss a job_tmp= directory or a
-    // state= directory elsewhere.
+    // The line's settings are parsed here again: no process that runs this
+    // callback has parsed them before. slurmd does not call it itself; it
+    // runs the SPANK job epilog in a child it execs afresh, "slurmstepd
+    // spank epilog" (Slurm's prep/script plugin, every release from 22.05
+    // to 26.05), which loads plugstack.conf and chroot.so anew and calls
+    // slurm_spank_job_epilog alone, without slurm_spank_init (Slurm's
+    // spank_job_script). plugin.config holds the defaults there, and
+    // deleting with them would miss a job_tmp= directory or a state=
+    // directory elsewhere.
     load_settings(ac, av);
     if (!plugin.config_status.ok()) {
         slurm_error("chroot: job epilog: %s", plugin.config_status.message().c_str());

@@ -27,9 +27,9 @@ void delete_stale_jobs();
 // The job ended on this node: its namespaces go. -1 when they could not.
 int delete_job(std::uint32_t job);
 
-// SPANK's job epilog (slurmd runs it at the job's end, without a
-// slurm_spank_init): deletes the job's namespaces with the settings that
-// come with this call.
+// SPANK's job epilog (at the job's end, in a process slurmd starts for it,
+// "slurmstepd spank epilog", without a slurm_spank_init): deletes the job's
+// namespaces with the settings that come with this call.
 int delete_job_at_epilog(spank_t sp, int ac, char **av);
 
 } // namespace chroot_plugin

@@ -102,6 +102,32 @@ Status check_dir_root_owned(int fd, const std::string &shown,
     return check_root_owned(shown, st.st_uid, st.st_mode);
 }
 
+// One component of a mount target's way, opened already: a directory
+// users cannot change on the way, and at its end the source's type.
+Status check_target_component(int fd, const std::string &in_jail, const std::string &target,
+                              TargetType type, bool last) {
+    struct stat st {};
+    if (auto s = fstat_checked(fd, in_jail, st); !s.ok()) {
+        return s;
+    }
+    if (!last) {
+        if (!S_ISDIR(st.st_mode)) {
+            return Status::failure(in_jail + " is not a directory");
+        }
+        if (auto s = check_root_owned(in_jail, st.st_uid, st.st_mode); !s.ok()) {
+            return Status::failure("refusing to mount " + target +
+                                   " through a path users control: " + s.message());
+        }
+    } else if (type == TargetType::Directory && !S_ISDIR(st.st_mode)) {
+        return Status::failure("mount point " + target +
+                               " inside the jail is not a directory, but its source is");
+    } else if (type == TargetType::File && !S_ISREG(st.st_mode)) {
+        return Status::failure("mount point " + target +
+                               " inside the jail is not a regular file, but its source is");
+    }
+    return {};
+}
+
 } // namespace
 
 Fd open_below(int dir, const char *path, std::uint64_t flags, Resolve policy) noexcept {
@@ -166,25 +192,9 @@ Status open_mount_target(int jail_root, const std::string &target, TargetType ty
             }
             return s;
         }
-        struct stat st {};
-        if (auto s = fstat_checked(next.get(), in_jail, st); !s.ok()) {
-            return s;
-        }
         const bool last = i + 1 == components.size();
-        if (!last) {
-            if (!S_ISDIR(st.st_mode)) {
-                return Status::failure(in_jail + " is not a directory");
-            }
-            if (auto s = check_root_owned(in_jail, st.st_uid, st.st_mode); !s.ok()) {
-                return Status::failure("refusing to mount " + target +
-                                       " through a path users control: " + s.message());
-            }
-        } else if (type == TargetType::Directory && !S_ISDIR(st.st_mode)) {
-            return Status::failure("mount point " + target +
-                                   " inside the jail is not a directory, but its source is");
-        } else if (type == TargetType::File && !S_ISREG(st.st_mode)) {
-            return Status::failure("mount point " + target +
-                                   " inside the jail is not a regular file, but its source is");
+        if (auto s = check_target_component(next.get(), in_jail, target, type, last); !s.ok()) {
+            return s;
         }
         current = std::move(next);
     }
@@ -202,6 +212,26 @@ Status make_dir(int dir, const std::string &name, const std::string &shown, mode
         }
     } else if (errno != EEXIST) {
         return Status::from_errno("mkdir " + shown);
+    }
+    return {};
+}
+
+// A directory of ensure_root_dir's way, opened already: root's, and the
+// last one no more writable by group or others than `mode` allows.
+Status check_walked_dir(int fd, const std::string &shown, unsigned mode, bool last) {
+    struct stat st {};
+    if (auto s = fstat_checked(fd, shown, st); !s.ok()) {
+        return s;
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != 0) {
+        return Status::failure(shown +
+                               " must be a root-owned directory; remove it, or run: "
+                               "chown root:root " +
+                               shown);
+    }
+    const mode_t extra_write = st.st_mode & ~static_cast<mode_t>(mode) & (S_IWGRP | S_IWOTH);
+    if (last && extra_write != 0) {
+        return Status::failure(shown + " is writable by group or others; run: chmod go-w " + shown);
     }
     return {};
 }
@@ -236,21 +266,9 @@ Status walk_root_dir(const std::string &path, unsigned mode, bool create) {
             }
             return s;
         }
-        struct stat st {};
-        if (auto s = fstat_checked(next.get(), shown, st); !s.ok()) {
-            return s;
-        }
-        if (!S_ISDIR(st.st_mode) || st.st_uid != 0) {
-            return Status::failure(shown +
-                                   " must be a root-owned directory; remove it, or run: "
-                                   "chown root:root " +
-                                   shown);
-        }
         const bool last = i + 1 == components.size();
-        const mode_t extra_write = st.st_mode & ~static_cast<mode_t>(mode) & (S_IWGRP | S_IWOTH);
-        if (last && extra_write != 0) {
-            return Status::failure(shown + " is writable by group or others; run: chmod go-w " +
-                                   shown);
+        if (auto s = check_walked_dir(next.get(), shown, mode, last); !s.ok()) {
+            return s;
         }
         current = std::move(next);
         parent = shown;
@@ -312,6 +330,23 @@ Status follow_link(Walk &walk, int link_fd, const std::string &link_path,
     return {};
 }
 
+// Opens `name` in the walk's directory as itself (a symlink too), with its
+// attributes; `next` is the path it stands at, for messages.
+Status look_up(const Walk &walk, const std::string &name, const std::string &next, Fd &fd,
+               struct stat &st) {
+    fd.reset(::openat(walk.dir.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) {
+        if (errno == ENOENT) {
+            return Status::failure(next + " does not exist on this node");
+        }
+        return Status::from_errno(next);
+    }
+    if (::fstat(fd.get(), &st) != 0) {
+        return Status::from_errno("fstat " + next);
+    }
+    return {};
+}
+
 } // namespace
 
 Status open_node_path(const std::string &path, Fd &out) {
@@ -331,16 +366,10 @@ Status open_node_path(const std::string &path, Fd &out) {
             continue;
         }
         const std::string next = walk.shown + "/" + name;
-        Fd fd(::openat(walk.dir.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        Fd fd;
         struct stat st {};
-        if (!fd.valid()) {
-            if (errno == ENOENT) {
-                return Status::failure(next + " does not exist on this node");
-            }
-            return Status::from_errno(next);
-        }
-        if (::fstat(fd.get(), &st) != 0) {
-            return Status::from_errno("fstat " + next);
+        if (auto s = look_up(walk, name, next, fd, st); !s.ok()) {
+            return s;
         }
         if (S_ISLNK(st.st_mode)) {
             if (auto s = follow_link(walk, fd.get(), next, pending); !s.ok()) {

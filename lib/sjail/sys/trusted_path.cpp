@@ -93,112 +93,160 @@ PathRole final_role(TrustedKind want) {
     return PathRole::directory_to_write;
 }
 
+// One walk of open_trusted: the directories opened so far (the root first),
+// the logical path for messages, and the components still to look up.
+struct Walk {
+    std::vector<Fd> dirs;
+    std::vector<std::string> names; // the logical path so far, for messages
+    std::vector<std::string> todo;
+    int links = 0;
+    std::string prefix; // shown_root
+    TrustedKind want;
+    bool for_reading;
+    const TrustPolicy &policy;
+    TrustedOpen &out;
+    bool ended = false; // the last component was handed out
+};
+
+// "." stays, ".." goes up one directory but never above the root; true when
+// `comp` was one of them.
+bool took_dots(Walk &walk, const std::string &comp) {
+    if (comp == ".") {
+        return true;
+    }
+    if (comp != "..") {
+        return false;
+    }
+    if (walk.dirs.size() > 1) {
+        walk.dirs.pop_back();
+        walk.names.pop_back();
+    }
+    return true;
+}
+
+// A symlink on the way: followed when root (or the caller the policy trusts)
+// made it; its target's components are looked up next, from the root when
+// the target is absolute.
+Status follow_symlink(Walk &walk, int link_fd, const struct stat &st, const std::string &shown) {
+    // Its directory was checked on the way in, so only root made it,
+    // unless it is owned by someone else (made before a chown).
+    if (st.st_uid != 0 && st.st_uid != walk.policy.caller) {
+        walk.out.shown = shown;
+        walk.out.refused_because = "is owned by uid " + std::to_string(st.st_uid);
+        return Status::failure(shown + " is a symlink owned by uid " + std::to_string(st.st_uid) +
+                               ", not " + trusted_owners(walk.policy.caller) +
+                               "; the plugin never follows a user's symlink");
+    }
+    if (++walk.links > kMaxSymlinks) {
+        walk.out.error = ELOOP;
+        return Status::failure(shown + ": too many levels of symbolic links");
+    }
+    std::string target;
+    if (auto s = read_link(link_fd, shown, target); !s.ok()) {
+        return s;
+    }
+    walk.names.pop_back();
+    if (target.front() == '/') {
+        walk.dirs.resize(1);
+        walk.names.clear();
+    }
+    push_components(walk.todo, target);
+    return {};
+}
+
+// The last component, checked already: handed out as O_PATH, or reopened
+// for reading.
+Status hand_out(Walk &walk, Fd last, const struct stat &st, const std::string &comp,
+                const std::string &shown) {
+    walk.ended = true;
+    walk.out.fd = std::move(last);
+    walk.out.st = st;
+    walk.out.shown = shown;
+    if (walk.for_reading && walk.want == TrustedKind::File) {
+        return reopen_for_reading(walk.dirs.back().get(), comp, shown, walk.out);
+    }
+    return {};
+}
+
+// One named component: opened as itself (a trailing symlink too, to be
+// read), followed when it is a symlink, else checked, and then kept as the
+// next directory or, when it is the last, handed out.
+Status step_into(Walk &walk, const std::string &comp) {
+    walk.names.push_back(comp);
+    const std::string shown = walk.prefix + logical(walk.names);
+    Fd next =
+        open_below(walk.dirs.back().get(), comp.c_str(), O_PATH | O_NOFOLLOW, Resolve::Beneath);
+    if (!next.valid()) {
+        walk.out.missing = errno == ENOENT;
+        walk.out.error = errno;
+        return Status::from_errno(shown);
+    }
+    struct stat st {};
+    if (::fstat(next.get(), &st) != 0) {
+        return Status::from_errno("fstat " + shown);
+    }
+    if (S_ISLNK(st.st_mode)) {
+        return follow_symlink(walk, next.get(), st, shown);
+    }
+    const bool last = walk.todo.empty();
+    if (!last && !S_ISDIR(st.st_mode)) {
+        walk.out.error = ENOTDIR;
+        return Status::failure(shown + " is not a directory");
+    }
+    const auto role = last ? final_role(walk.want) : PathRole::directory_on_the_way;
+    if (auto s = check_component(next.get(), shown, st, walk.policy, role, walk.out); !s.ok()) {
+        return s;
+    }
+    if (!last) {
+        walk.dirs.push_back(std::move(next));
+        return {};
+    }
+    return hand_out(walk, std::move(next), st, comp, shown);
+}
+
+// The path named the root itself (or resolved back to it).
+Status open_root_itself(Walk &walk) {
+    struct stat st {};
+    const std::string shown = walk.prefix.empty() ? "/" : walk.prefix;
+    if (::fstat(walk.dirs.front().get(), &st) != 0) {
+        return Status::from_errno("fstat " + shown);
+    }
+    if (walk.want == TrustedKind::File) {
+        return Status::failure(shown + " is a directory, not a file");
+    }
+    if (auto s = check_component(walk.dirs.front().get(), shown, st, walk.policy,
+                                 final_role(walk.want), walk.out);
+        !s.ok()) {
+        return s;
+    }
+    walk.out.fd = std::move(walk.dirs.front());
+    walk.out.st = st;
+    walk.out.shown = shown;
+    return {};
+}
+
 } // namespace
 
 Status open_trusted(int root, std::string_view shown_root, std::string_view path, TrustedKind want,
                     TrustedOpen &out, bool for_reading, const TrustPolicy &policy) {
     out = TrustedOpen{};
-    std::vector<Fd> dirs;
-    dirs.emplace_back(::fcntl(root, F_DUPFD_CLOEXEC, 0));
-    if (!dirs.back().valid()) {
+    Walk walk{{}, {}, {}, 0, std::string(shown_root), want, for_reading, policy, out};
+    walk.dirs.emplace_back(::fcntl(root, F_DUPFD_CLOEXEC, 0));
+    if (!walk.dirs.back().valid()) {
         return Status::from_errno("dup");
     }
-    std::vector<std::string> names; // the logical path so far, for messages
-    std::vector<std::string> todo;
-    push_components(todo, path);
-    int links = 0;
-    const std::string prefix(shown_root);
-    while (!todo.empty()) {
-        const std::string comp = todo.back();
-        todo.pop_back();
-        if (comp == ".") {
+    push_components(walk.todo, path);
+    while (!walk.todo.empty()) {
+        const std::string comp = walk.todo.back();
+        walk.todo.pop_back();
+        if (took_dots(walk, comp)) {
             continue;
         }
-        if (comp == "..") {
-            if (dirs.size() > 1) {
-                dirs.pop_back();
-                names.pop_back();
-            }
-            continue;
-        }
-        names.push_back(comp);
-        const std::string shown = prefix + logical(names);
-        // A trailing symlink is opened as itself, to be read below.
-        Fd next =
-            open_below(dirs.back().get(), comp.c_str(), O_PATH | O_NOFOLLOW, Resolve::Beneath);
-        if (!next.valid()) {
-            out.missing = errno == ENOENT;
-            out.error = errno;
-            return Status::from_errno(shown);
-        }
-        struct stat st {};
-        if (::fstat(next.get(), &st) != 0) {
-            return Status::from_errno("fstat " + shown);
-        }
-        if (S_ISLNK(st.st_mode)) {
-            // Its directory was checked on the way in, so only root made it,
-            // unless it is owned by someone else (made before a chown).
-            if (st.st_uid != 0 && st.st_uid != policy.caller) {
-                out.shown = shown;
-                out.refused_because = "is owned by uid " + std::to_string(st.st_uid);
-                return Status::failure(
-                    shown + " is a symlink owned by uid " + std::to_string(st.st_uid) + ", not " +
-                    trusted_owners(policy.caller) + "; the plugin never follows a user's symlink");
-            }
-            if (++links > kMaxSymlinks) {
-                out.error = ELOOP;
-                return Status::failure(shown + ": too many levels of symbolic links");
-            }
-            std::string target;
-            if (auto s = read_link(next.get(), shown, target); !s.ok()) {
-                return s;
-            }
-            names.pop_back();
-            if (target.front() == '/') {
-                dirs.resize(1);
-                names.clear();
-            }
-            push_components(todo, target);
-            continue;
-        }
-        const bool last = todo.empty();
-        if (!last && !S_ISDIR(st.st_mode)) {
-            out.error = ENOTDIR;
-            return Status::failure(shown + " is not a directory");
-        }
-        const auto role = last ? final_role(want) : PathRole::directory_on_the_way;
-        if (auto s = check_component(next.get(), shown, st, policy, role, out); !s.ok()) {
+        if (auto s = step_into(walk, comp); !s.ok() || walk.ended) {
             return s;
         }
-        if (!last) {
-            dirs.push_back(std::move(next));
-            continue;
-        }
-        out.fd = std::move(next);
-        out.st = st;
-        out.shown = shown;
-        if (for_reading && want == TrustedKind::File) {
-            return reopen_for_reading(dirs.back().get(), comp, shown, out);
-        }
-        return {};
     }
-    // The path named the root itself (or resolved back to it).
-    struct stat st {};
-    const std::string shown = prefix.empty() ? "/" : prefix;
-    if (::fstat(dirs.front().get(), &st) != 0) {
-        return Status::from_errno("fstat " + shown);
-    }
-    if (want == TrustedKind::File) {
-        return Status::failure(shown + " is a directory, not a file");
-    }
-    if (auto s = check_component(dirs.front().get(), shown, st, policy, final_role(want), out);
-        !s.ok()) {
-        return s;
-    }
-    out.fd = std::move(dirs.front());
-    out.st = st;
-    out.shown = shown;
-    return {};
+    return open_root_itself(walk);
 }
 
 Status open_trusted_on_node(std::string_view path, TrustedKind want, TrustedOpen &out,
