@@ -249,6 +249,10 @@ open_gate() {
     assert_failure 2
     assert_output --partial "cannot read the boot id from '$BATS_TEST_TMPDIR/missing'"
     assert_output --partial '--boot-id-file'
+    gate_status --scontrol /nonexistent/scontrol # Slurm not asked: the records still print
+    assert_success
+    assert_line 'n1: held (new node): waiting for the NCCL check'
+    assert_line --partial "  in Slurm: unknown: cannot run '/nonexistent/scontrol'"
     quick --node n9 # not in the cluster
     assert_failure 2
     assert_output --partial 'n9'
