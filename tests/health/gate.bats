@@ -232,12 +232,18 @@ open_gate() {
     refute_output --partial -- '--reservation='
 }
 
-@test "off by default; the records are root-only; bad input is a clear error" {
+@test "off by default; --dry-run changes nothing; the records are root-only; bad input is a clear error" {
     run gpu_check --node n1 --expected-gpus 1 --kernel-log "$(empty_kmsg)" --state-dir "$STATE_DIR"
     assert_success
     run node_info n1
     assert_output --regexp '^idle\*?\|'
     [ ! -e "$STATE_DIR/gate.n1.gpu" ]
+    run resv_info
+    assert_output ''
+
+    quick --dry-run
+    assert_success
+    assert_line "dry-run: would run: scontrol create reservation ReservationName=$RESV Nodes=n1 Users=root StartTime=now Duration=infinite Flags=MAINT,IGNORE_JOBS"
     run resv_info
     assert_output ''
 
