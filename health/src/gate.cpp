@@ -106,24 +106,18 @@ GateView view_gate(const NodeIdentity &now, const GateRecords &records) {
 }
 
 Action apply_gate(const NodeState &node, const Action &check_action, const GateView &gate) {
-    if (check_action.kind == ActionKind::drain) {
+    if (check_action.kind == ActionKind::drain || !node.drained() ||
+        !is_reason_of_check(node.reason, kGateCheck)) {
         return check_action;
     }
-    const bool ours = node.drained() && is_reason_of_check(node.reason, kGateCheck);
-    const bool goes_into_service = check_action.kind == ActionKind::resume || !node.drained();
-    Action a = check_action;
-    if (gate.held && (goes_into_service || (ours && node.reason != gate.reason))) {
-        a.kind = ActionKind::drain;
-        a.reason = gate.reason;
-        a.why = fmt::format("{}: held by the new-node gate: {}", node.name, gate.reason);
-    } else if (gate.held && ours) {
-        a.why = fmt::format("{}: still held by the new-node gate ('{}')", node.name, node.reason);
-    } else if (!gate.held && ours) {
-        a.kind = ActionKind::resume;
-        a.why = fmt::format("{}: the quick check and the NCCL check passed since this boot; "
-                            "resuming (drained by the gate: '{}')",
-                            node.name, node.reason);
-    }
+    Action a;
+    a.kind = ActionKind::resume;
+    a.why = gate.held ? fmt::format("{}: resuming the gate's drain ('{}'): its reservation holds "
+                                    "the node instead",
+                                    node.name, node.reason)
+                      : fmt::format("{}: the quick check and the NCCL check passed since this "
+                                    "boot; resuming (drained by the gate: '{}')",
+                                    node.name, node.reason);
     return a;
 }
 

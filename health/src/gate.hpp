@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The new-node gate (pure): a node that is new, rebooted or has other GPUs
-// than at its last pass takes no jobs until the quick check and the NCCL
-// check have both passed on it since. Each check records its pass with the
-// node's identity (boot id and GPU serials); the gate is open when both
+// than at its last pass takes no users' jobs until the quick check and the
+// NCCL check have both passed on it since. Each check records its pass with
+// the node's identity (boot id and GPU serials); the gate is open when both
 // records carry the identity the node has now. The records' files:
-// gate_file.hpp.
+// gate_file.hpp; how a held node is kept from users' jobs (a reservation):
+// gate_reservation.hpp.
 #pragma once
 
 #include "reason.hpp"
@@ -16,7 +17,8 @@
 
 namespace sjh {
 
-// The check name in the gate's drain reason: "slurm-jail-health: gate: ...".
+// The check name in the gate's reason: "slurm-jail-health: gate: ...". Earlier
+// releases drained held nodes with it; such a drain is still the gate's own.
 inline constexpr std::string_view kGateCheck = "gate";
 
 // What makes this node this node since it booted.
@@ -51,17 +53,17 @@ struct GateView {
     bool held = false;
     std::string cause;                // "new node", "new boot", "GPUs changed"
     std::vector<std::string> missing; // "the quick check", "the NCCL check"
-    std::string reason;               // the drain reason while held
+    std::string reason;               // "slurm-jail-health: gate: ..." while held
 };
 
 // Whether the gate holds a node whose identity is `now`.
 GateView view_gate(const NodeIdentity &now, const GateRecords &records);
 
-// The check's own decision `check_action` with the gate applied: a failing
-// check's drain stands; while the gate holds, a node that would go back into
-// service (not drained, or resumed from the check's own drain) is drained
-// with the gate's reason instead; once it opens, the gate's own drain is
-// resumed. A node drained by anyone else is never touched.
+// The check's own decision `check_action` with the gate applied. The gate
+// holds with a reservation (plan_hold), not with a drain, so the check's
+// decision stands; only a drain with the gate's reason (made by an earlier
+// release) is resumed, held or not: the reservation, made first, keeps users'
+// jobs off a held node. A node drained by anyone else is never touched.
 Action apply_gate(const NodeState &node, const Action &check_action, const GateView &gate);
 
 // The gate's state for an admin: what passed since when, what is missing.

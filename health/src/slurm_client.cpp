@@ -88,6 +88,39 @@ void SlurmClient::resume(const std::string &node) const {
     run(tools_.scontrol, {"update", "nodename=" + node, "state=resume"});
 }
 
+std::vector<Reservation> SlurmClient::reservations() const {
+    const auto out = run(tools_.scontrol, {"show", "reservation", "-o"});
+    try {
+        return parse_scontrol_reservations(out);
+    } catch (const std::exception &e) {
+        throw SlurmError(fmt::format("cannot read Slurm's reservations: {}", e.what()));
+    }
+}
+
+void SlurmClient::create_gate_reservation(const std::string &node) const {
+    run(tools_.scontrol, gate_reservation_create_args(node));
+}
+
+void SlurmClient::reactivate_reservation(const std::string &name) const {
+    run(tools_.scontrol, {"update", "reservation", "ReservationName=" + name, "Duration=infinite"});
+}
+
+bool SlurmClient::release_reservation(const std::string &name, bool end_if_in_use) const {
+    try {
+        run(tools_.scontrol, {"delete", "reservation", name});
+        return true;
+    } catch (const SlurmError &e) {
+        // "Requested reservation is in use": the NCCL check's own job runs in it.
+        if (std::string_view(e.what()).find("in use") == std::string_view::npos) {
+            throw;
+        }
+    }
+    if (end_if_in_use) {
+        run(tools_.scontrol, {"update", "reservation", "ReservationName=" + name, "EndTime=now"});
+    }
+    return false;
+}
+
 std::string SlurmClient::submit(const std::vector<std::string> &sbatch_args) const {
     return run(tools_.sbatch, sbatch_args);
 }

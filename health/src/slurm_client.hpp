@@ -6,6 +6,7 @@
 // on to the job.
 #pragma once
 
+#include "gate_reservation.hpp"
 #include "reason.hpp"
 
 #include <stdexcept>
@@ -41,6 +42,17 @@ class SlurmClient {
     std::vector<std::string> hostnames(const std::string &hostlist) const;
     void drain(const std::string &node, const std::string &reason) const;
     void resume(const std::string &node) const;
+    // `scontrol show reservation -o`: every reservation.
+    std::vector<Reservation> reservations() const;
+    // The new-node gate's reservation for the node (gate_reservation.hpp).
+    void create_gate_reservation(const std::string &node) const;
+    // Makes an ended reservation endless again (Duration=infinite).
+    void reactivate_reservation(const std::string &name) const;
+    // Deletes it; while a job still runs in it (Slurm refuses to delete it
+    // then), ends it now instead with `end_if_in_use`, else leaves it: Slurm
+    // removes an ended reservation after its job ends. Returns false when it
+    // was not deleted.
+    bool release_reservation(const std::string &name, bool end_if_in_use) const;
     // Returns sbatch's output ("Submitted batch job N").
     std::string submit(const std::vector<std::string> &sbatch_args) const;
 

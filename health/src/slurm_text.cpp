@@ -69,12 +69,12 @@ std::vector<NodeState> parse_sinfo_nodes(std::string_view text) {
     return out;
 }
 
-bool eligible_for_nccl(std::string_view state) {
+bool eligible_for_nccl(std::string_view state, bool held) {
     if (state.empty() || state.find_first_of("*~#!%@^") != std::string_view::npos) {
         return false; // not responding, powered down/up, rebooting, ...
     }
     static const std::set<std::string_view> ok = {"idle", "mixed", "allocated", "completing"};
-    return ok.contains(state);
+    return ok.contains(state) || (held && (state == "maint" || state == "reserved"));
 }
 
 std::string shell_quote(std::string_view word) {

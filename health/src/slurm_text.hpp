@@ -24,8 +24,10 @@ std::vector<NodeState> parse_sinfo_nodes(std::string_view text);
 
 // The NCCL driver submits only to nodes that can take a job now: idle, mixed,
 // allocated or completing, responding (no '*'), not drained/draining/down/failed/
-// in maintenance/rebooting/powered down.
-bool eligible_for_nccl(std::string_view sinfo_state);
+// in maintenance/rebooting/powered down. A node the new-node gate holds
+// (`held`) is in its maintenance reservation, which the check's job names:
+// "maint" and "reserved" are eligible then too.
+bool eligible_for_nccl(std::string_view sinfo_state, bool held = false);
 
 // The message for a failed Slurm command: names the cause and the fix.
 std::string explain_slurm_failure(const std::string &tool, const std::string &stderr_text,

@@ -273,11 +273,13 @@ int run(Options &o) {
         fmt::print("{}", render_human(ev, info));
     }
     (void)std::fflush(stdout);
-    // Two scontrol calls (show, then update) share what is left of the budget.
+    // The scontrol calls share what is left of the budget: show, then update;
+    // with the gate also the reservations' list and the reservation's change.
     const auto gate = gate_settings(
         o, o, probe.snapshot ? gpu_serials(*probe.snapshot) : std::vector<std::string>{});
+    const double calls = gate ? 4 : 2;
     act_on_node(o, {"gpu", "gpu-check.failures", !ev.must_drain(), ev.cause()},
-                std::max(1, static_cast<int>((o.budget_s - seconds_since(start)) / 2)), gate);
+                std::max(1, static_cast<int>((o.budget_s - seconds_since(start)) / calls)), gate);
     if (ib_ports) {
         remember_ib_ports(o, *ib_ports, ib_previous, !ev.must_drain());
     }

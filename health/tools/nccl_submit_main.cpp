@@ -3,6 +3,7 @@
 // job per eligible node, each running slurm-jail-nccl-check on that node,
 // inside the jail. See man/slurm-jail-nccl-submit.8.
 #include "config_file.hpp"
+#include "gate_reservation.hpp"
 #include "slurm_client.hpp"
 #include "slurm_text.hpp"
 
@@ -11,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <map>
 
 namespace {
 
@@ -30,6 +32,7 @@ struct Options {
     std::vector<std::string> check_args;
     std::string job_name; // default: the check's program name
     std::string sinfo = "sinfo";
+    std::string scontrol = "scontrol";
     std::string sbatch = "sbatch";
     bool dry_run = false;
 };
@@ -44,6 +47,20 @@ std::string wrap_command(const Options &o, const std::string &node) {
         cmd += " " + shell_quote(a);
     }
     return cmd;
+}
+
+// The nodes the new-node gate holds, each with its reservation's name: only
+// the gate's own, active reservations count.
+std::map<std::string, std::string> held_nodes(const std::vector<NodeState> &nodes,
+                                              const std::vector<Reservation> &reservations) {
+    std::map<std::string, std::string> held;
+    for (const auto &n : nodes) {
+        const auto r = find_named(reservations, n.name);
+        if (r && r->active() && is_gate_reservation(*r, n.name)) {
+            held.emplace(n.name, r->name);
+        }
+    }
+    return held;
 }
 
 void submit(const Options &o, const SlurmClient &slurm, const std::string &what,
@@ -84,11 +101,21 @@ int run(Options &o) {
     SlurmTools tools;
     tools.sinfo = o.sinfo;
     tools.sbatch = o.sbatch;
+    tools.scontrol = o.scontrol;
     const SlurmClient slurm(tools);
+    const auto nodes = slurm.list_nodes(o.partition);
+    const auto held = held_nodes(nodes, slurm.reservations());
     std::vector<std::string> eligible;
     unsigned skipped = 0;
-    for (const auto &n : slurm.list_nodes(o.partition)) {
-        if (!eligible_for_nccl(n.state)) {
+    for (const auto &n : nodes) {
+        const bool is_held = held.contains(n.name);
+        if (o.fabric && is_held) {
+            fmt::print("skip {}: held by the new-node gate (reservation {})\n", n.name,
+                       held.at(n.name));
+            ++skipped;
+            continue;
+        }
+        if (!eligible_for_nccl(n.state, is_held)) {
             fmt::print("skip {}: state {}\n", n.name, n.state);
             ++skipped;
             continue;
@@ -110,9 +137,12 @@ int run(Options &o) {
         submitted = 1;
     } else {
         for (const auto &node : eligible) {
-            submit(o, slurm, node,
-                   {"--exclusive", "--nodes=1", "--nodelist=" + node, "--job-name=" + o.job_name},
-                   node);
+            std::vector<std::string> args{"--exclusive", "--nodes=1", "--nodelist=" + node,
+                                          "--job-name=" + o.job_name};
+            if (const auto r = held.find(node); r != held.end()) {
+                args.push_back("--reservation=" + r->second); // the gate lets the check in
+            }
+            submit(o, slurm, node, std::move(args), node);
             ++submitted;
         }
     }
@@ -123,7 +153,8 @@ int run(Options &o) {
 
 int run_main(int argc, char **argv) {
     CLI::App app{"Submits one exclusive slurm-jail-nccl-check job per node that can take one "
-                 "now (skips down, drained, draining and unresponsive nodes), or with --fabric "
+                 "now (skips down, drained, draining and unresponsive nodes; a node the new-node "
+                 "gate holds gets its job in the gate's reservation), or with --fabric "
                  "one exclusive slurm-jail-nccl-fabric job across all of them. The config file's "
                  "[nccl-check] section ([nccl-fabric] with --fabric) and the arguments after -- "
                  "go to the check.",
@@ -145,6 +176,9 @@ int run_main(int argc, char **argv) {
                    "Job name (default: slurm-jail-nccl-check, with --fabric "
                    "slurm-jail-nccl-fabric)");
     app.add_option("--sinfo", o.sinfo, "sinfo to use")->capture_default_str();
+    app.add_option("--scontrol", o.scontrol,
+                   "scontrol to use (reads the new-node gate's reservations)")
+        ->capture_default_str();
     app.add_option("--sbatch", o.sbatch, "sbatch to use")->capture_default_str();
     app.add_flag("--dry-run", o.dry_run, "Print the sbatch commands, submit nothing");
     app.add_option("check_args", o.check_args,

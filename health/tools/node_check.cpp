@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "node_check.hpp"
 
+#include "gate_reservation.hpp"
 #include "node_action.hpp"
+#include "slurm_client.hpp"
 #include "trusted_files.hpp"
 
 #include <cstdlib>
@@ -102,6 +104,23 @@ std::optional<GateSettings> gate_settings(const NodeActionOptions &o, const Gate
     return GateSettings{dir, make_identity(read_boot_id(g.boot_id_file), serials)};
 }
 
+namespace {
+
+// How Slurm holds the node, for --gate-status: one line, also when slurmctld
+// cannot be asked (the records are still worth showing then).
+std::pair<std::optional<Reservation>, std::string> hold_in_slurm(const NodeActionOptions &o) {
+    try {
+        SlurmTools tools;
+        tools.scontrol = o.scontrol;
+        const auto named = find_named(SlurmClient(tools).reservations(), o.node);
+        return {named, describe_hold(o.node, named)};
+    } catch (const SlurmError &e) {
+        return {std::nullopt, fmt::format("unknown: {}", e.what())};
+    }
+}
+
+} // namespace
+
 void print_gate_status(const NodeActionOptions &o, const GateOptions &g,
                        const std::vector<std::string> &serials) {
     if (o.node.empty()) {
@@ -113,8 +132,9 @@ void print_gate_status(const NodeActionOptions &o, const GateOptions &g,
     (void)check_state_dir(dir);
     const auto records = read_gate_records(dir, o.node);
     const auto view = view_gate(now, records);
+    const auto [named, hold] = hold_in_slurm(o);
     if (!o.json) {
-        fmt::print("{}", render_gate_status(o.node, now, records, view));
+        fmt::print("{}  in Slurm: {}\n", render_gate_status(o.node, now, records, view), hold);
         return;
     }
     const auto pass_json = [&](const std::optional<GatePass> &p) {
@@ -126,16 +146,20 @@ void print_gate_status(const NodeActionOptions &o, const GateOptions &g,
                               {"time", p->time_s},
                               {"counts_now", p->identity == now}};
     };
-    const nlohmann::json j{{"node", o.node},
-                           {"enabled", g.gate},
-                           {"held", view.held},
-                           {"cause", view.cause},
-                           {"missing", view.missing},
-                           {"reason", view.reason},
-                           {"boot_id", now.boot_id},
-                           {"gpu_serials", now.gpu_serials},
-                           {"gpu", pass_json(records.gpu)},
-                           {"nccl", pass_json(records.nccl)}};
+    const nlohmann::json j{
+        {"node", o.node},
+        {"enabled", g.gate},
+        {"held", view.held},
+        {"cause", view.cause},
+        {"missing", view.missing},
+        {"reason", view.reason},
+        {"boot_id", now.boot_id},
+        {"gpu_serials", now.gpu_serials},
+        {"gpu", pass_json(records.gpu)},
+        {"nccl", pass_json(records.nccl)},
+        {"reservation", named ? nlohmann::json(named->name) : nullptr},
+        {"reservation_is_gates", named.has_value() && is_gate_reservation(*named, o.node)},
+        {"in_slurm", hold}};
     fmt::print("{}\n", j.dump(2));
 }
 

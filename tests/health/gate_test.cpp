@@ -61,20 +61,15 @@ TEST(Gate, AReplacedGpuClosesItAgainWithoutAReboot) {
     EXPECT_EQ(v.cause, "GPUs changed");
 }
 
-TEST(Gate, HoldsANodeThatWouldTakeJobs) {
-    const auto v = view_gate(kNow, {});
-    const auto a = apply_gate(node("IDLE"), none(), v);
-    EXPECT_EQ(a.kind, ActionKind::drain);
-    EXPECT_EQ(a.reason, v.reason);
-}
-
-TEST(Gate, TurnsTheCheckOwnResumeIntoTheGateDrain) {
-    const auto v = view_gate(kNow, {pass(kNow), std::nullopt});
+TEST(Gate, LeavesTheNodeToTheCheckItHoldsByReservation) {
+    const auto held = view_gate(kNow, {});
+    EXPECT_EQ(apply_gate(node("IDLE"), none(), held).kind, ActionKind::none);
     Action resume;
     resume.kind = ActionKind::resume;
-    const auto a = apply_gate(node("IDLE+DRAIN", "slurm-jail-health: gpu: GPU 3 lost"), resume, v);
-    EXPECT_EQ(a.kind, ActionKind::drain);
-    EXPECT_EQ(a.reason, "slurm-jail-health: gate: new node, waiting for the NCCL check");
+    // the check's own resume goes ahead: the reservation, made first, keeps users out
+    EXPECT_EQ(
+        apply_gate(node("IDLE+DRAIN", "slurm-jail-health: gpu: GPU 3 lost"), resume, held).kind,
+        ActionKind::resume);
 }
 
 TEST(Gate, AFailingCheckDrainStands) {
@@ -82,37 +77,28 @@ TEST(Gate, AFailingCheckDrainStands) {
     drain.kind = ActionKind::drain;
     drain.reason = "slurm-jail-health: gpu: GPU 3 lost";
     const auto a = apply_gate(node("IDLE"), drain, view_gate(kNow, {}));
+    EXPECT_EQ(a.kind, ActionKind::drain);
     EXPECT_EQ(a.reason, drain.reason);
 }
 
-TEST(Gate, RelabelsItsOwnDrainWhenLessIsMissing) {
-    const auto v = view_gate(kNow, {pass(kNow), std::nullopt});
-    const auto held_for_both =
-        "slurm-jail-health: gate: new node, waiting for the quick check and the NCCL check";
-    auto a = apply_gate(node("IDLE+DRAIN", held_for_both), none(), v);
-    EXPECT_EQ(a.kind, ActionKind::drain);
-    EXPECT_EQ(a.reason, v.reason);
-    a = apply_gate(node("IDLE+DRAIN", v.reason), none(), v);
-    EXPECT_EQ(a.kind, ActionKind::none); // no scontrol call when nothing changed
-}
-
-TEST(Gate, ResumesOnlyItsOwnDrainOnceOpen) {
+TEST(Gate, ResumesTheDrainOfAnEarlierReleaseHeldOrOpen) {
+    const auto drained_by_gate =
+        node("IDLE+DRAIN", "slurm-jail-health: gate: new boot, waiting for the NCCL check");
     const auto open = view_gate(kNow, {pass(kNow), pass(kNow)});
-    EXPECT_EQ(apply_gate(node("IDLE+DRAIN", "slurm-jail-health: gate: new boot, waiting for the "
-                                            "NCCL check"),
-                         none(), open)
-                  .kind,
-              ActionKind::resume);
-    EXPECT_EQ(apply_gate(node("IDLE+DRAIN", "admin: bad fan"), none(), open).kind,
-              ActionKind::none);
-    EXPECT_EQ(apply_gate(node("IDLE+DRAIN", "slurm-jail-health: jail: slow"), none(), open).kind,
-              ActionKind::none);
-    EXPECT_EQ(apply_gate(node("IDLE"), none(), open).kind, ActionKind::none);
+    EXPECT_EQ(apply_gate(drained_by_gate, none(), open).kind, ActionKind::resume);
+    const auto held = view_gate(kNow, {pass(kNow), std::nullopt});
+    const auto a = apply_gate(drained_by_gate, none(), held);
+    EXPECT_EQ(a.kind, ActionKind::resume);
+    EXPECT_NE(a.why.find("its reservation holds the node instead"), std::string::npos);
 }
 
-TEST(Gate, NeverTouchesAnAdminDrainWhileHeld) {
-    const auto a = apply_gate(node("IDLE+DRAIN", "admin: bad fan"), none(), view_gate(kNow, {}));
-    EXPECT_EQ(a.kind, ActionKind::none);
+TEST(Gate, NeverTouchesAnotherDrain) {
+    for (const auto &v : {view_gate(kNow, {}), view_gate(kNow, {pass(kNow), pass(kNow)})}) {
+        EXPECT_EQ(apply_gate(node("IDLE+DRAIN", "admin: bad fan"), none(), v).kind,
+                  ActionKind::none);
+        EXPECT_EQ(apply_gate(node("IDLE+DRAIN", "slurm-jail-health: jail: slow"), none(), v).kind,
+                  ActionKind::none);
+    }
 }
 
 TEST(GatePass, RoundTrips) {

@@ -212,31 +212,47 @@ PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     assert_output --partial 'exclusive'
 }
 
+# A fake scontrol that prints the reservations in $1 (none by default).
+fake_scontrol() {
+    local scontrol=$BATS_TEST_TMPDIR/scontrol
+    printf '#!/bin/sh\nprintf "%%s\\n" "%s"\n' "${1:-No reservations in the system}" >"$scontrol"
+    chmod +x "$scontrol"
+    echo "$scontrol"
+}
+
 @test "the submitter's [nccl-check] section travels on the check's command line" {
-    local conf=$BATS_TEST_TMPDIR/health.conf sinfo=$BATS_TEST_TMPDIR/sinfo
+    local conf=$BATS_TEST_TMPDIR/health.conf sinfo=$BATS_TEST_TMPDIR/sinfo scontrol
+    scontrol=$(fake_scontrol)
     printf '#!/bin/sh\nprintf "n1|idle\\n"\n' >"$sinfo"
     chmod +x "$sinfo"
     printf '[nccl-check]\nthreshold = H100x8=420\ntimeout = 600\n' >"$conf"
-    run "$HEALTH_BIN/slurm-jail-nccl-submit" --config "$conf" --sinfo "$sinfo" --dry-run -- \
+    run "$HEALTH_BIN/slurm-jail-nccl-submit" --config "$conf" --sinfo "$sinfo" --scontrol "$scontrol" --dry-run -- \
         --drain-after 2
     assert_success
     # the check runs in the jail, at the contract's path; the arguments after -- come last and win
     assert_line "dry-run: would submit for n1: sbatch --exclusive --nodes=1 --nodelist=n1 --job-name=slurm-jail-nccl-check --wrap=exec '/usr/sbin/slurm-jail-nccl-check' --node 'n1' '--threshold=H100x8=420' '--timeout=600' '--drain-after' '2'"
-    run nccl_submit --sinfo "$sinfo" --dry-run --check-command slurm-jail-nccl-check
+    run nccl_submit --sinfo "$sinfo" --scontrol "$scontrol" --dry-run --check-command slurm-jail-nccl-check
     assert_failure 2
     assert_output "slurm-jail-nccl-submit: error: --check-command 'slurm-jail-nccl-check' is not an absolute path: the job runs it as root, so it must not be looked up in the job's PATH"
 }
 
-@test "the driver reads [nccl-submit] from the config file (sinfo replaced by a script)" {
-    local conf=$BATS_TEST_TMPDIR/health.conf sinfo=$BATS_TEST_TMPDIR/sinfo
-    printf '#!/bin/sh\nprintf "n1|idle\\nn2|drained\\nn3|mixed\\nn1|idle\\nn4|idle*\\n"\n' >"$sinfo"
+@test "the driver reads [nccl-submit] from the config file (sinfo and scontrol replaced by scripts)" {
+    local conf=$BATS_TEST_TMPDIR/health.conf sinfo=$BATS_TEST_TMPDIR/sinfo scontrol
+    # n5 is held by the new-node gate's reservation, n6 by someone else's maintenance
+    scontrol=$(fake_scontrol "ReservationName=slurm-jail-gate-n5 Nodes=n5 Flags=MAINT,IGNORE_JOBS,SPEC_NODES Users=root State=ACTIVE
+ReservationName=slurm-jail-gate-n6 Nodes=n6 Flags=MAINT,SPEC_NODES Users=alice State=ACTIVE")
+    printf '#!/bin/sh\nprintf "n1|idle\\nn2|drained\\nn3|mixed\\nn1|idle\\nn4|idle*\\nn5|maint\\nn6|maint\\n"\n' >"$sinfo"
     chmod +x "$sinfo"
-    printf '[nccl-submit]\npartition = gpu\nsbatch-arg = --time=30\ncheck-command = /usr/sbin/slurm-jail-nccl-check\n' >"$conf"
+    printf '[nccl-submit]\npartition = gpu\nsbatch-arg = --time=30\ncheck-command = /usr/sbin/slurm-jail-nccl-check\nscontrol = %s\n' "$scontrol" >"$conf"
     run "$HEALTH_BIN/slurm-jail-nccl-submit" --config "$conf" --sinfo "$sinfo" --dry-run
     assert_success
+    assert_line "dry-run: would submit for n5: sbatch --exclusive --nodes=1 --nodelist=n5 --job-name=slurm-jail-nccl-check --reservation=slurm-jail-gate-n5 --partition=gpu --time=30 --wrap=exec '/usr/sbin/slurm-jail-nccl-check' --node 'n5'"
+    assert_line 'skip n6: state maint'
     assert_line "dry-run: would submit for n1: sbatch --exclusive --nodes=1 --nodelist=n1 --job-name=slurm-jail-nccl-check --partition=gpu --time=30 --wrap=exec '/usr/sbin/slurm-jail-nccl-check' --node 'n1'"
     assert_line --partial 'dry-run: would submit for n3:'
     assert_line 'skip n2: state drained'
     assert_line 'skip n4: state idle*'
-    assert_line 'would submit 2 job(s), skipped 2 node(s)'
+    assert_line 'would submit 3 job(s), skipped 3 node(s)'
+    run "$HEALTH_BIN/slurm-jail-nccl-submit" --config "$conf" --sinfo "$sinfo" --dry-run --fabric
+    assert_line 'skip n5: held by the new-node gate (reservation slurm-jail-gate-n5)'
 }

@@ -57,17 +57,19 @@ slurm_conf() {
 
 @test "nccl-submit --fabric: one exclusive job across the eligible nodes, with the [nccl-fabric] section" {
     local conf=$BATS_TEST_TMPDIR/health.conf sinfo=$BATS_TEST_TMPDIR/sinfo
+    local scontrol=$BATS_TEST_TMPDIR/scontrol # no reservations: no node held by the new-node gate
     printf '#!/bin/sh\nprintf "n1|idle\\nn2|drained\\nn3|mixed\\nn4|idle\\n"\n' >"$sinfo"
-    chmod +x "$sinfo"
+    printf '#!/bin/sh\necho "No reservations in the system"\n' >"$scontrol"
+    chmod +x "$sinfo" "$scontrol"
     printf '[nccl-fabric]\nmax-drain-fraction = 0.5\nenv = NCCL_IB_HCA=mlx5_0\n[nccl-check]\ntimeout = 600\n' >"$conf"
-    run "$HEALTH_BIN/slurm-jail-nccl-submit" --config "$conf" --sinfo "$sinfo" --dry-run --fabric -- --drain-after 2
+    run "$HEALTH_BIN/slurm-jail-nccl-submit" --config "$conf" --sinfo "$sinfo" --scontrol "$scontrol" --dry-run --fabric -- --drain-after 2
     assert_success
     assert_line 'skip n2: state drained'
     assert_line "dry-run: would submit for 3 nodes: sbatch --exclusive --nodes=3 --nodelist=n1,n3,n4 --job-name=slurm-jail-nccl-fabric --wrap=exec '/usr/sbin/slurm-jail-nccl-fabric' '--max-drain-fraction=0.5' '--env=NCCL_IB_HCA=mlx5_0' '--drain-after' '2'"
     assert_line 'would submit 1 job(s), skipped 1 node(s)'
     # Fewer than two nodes that can take the job: nothing to compare.
     printf '#!/bin/sh\nprintf "n1|idle\\nn2|drained\\n"\n' >"$sinfo"
-    run "$HEALTH_BIN/slurm-jail-nccl-submit" --config /dev/null --sinfo "$sinfo" --dry-run --fabric
+    run "$HEALTH_BIN/slurm-jail-nccl-submit" --config /dev/null --sinfo "$sinfo" --scontrol "$scontrol" --dry-run --fabric
     assert_failure 2
     assert_line 'slurm-jail-nccl-submit: error: 1 node(s) can take a job now: the fabric check needs 2 or more (3 or more to single out a node)'
 }

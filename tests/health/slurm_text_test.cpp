@@ -57,6 +57,13 @@ TEST(SlurmText, Eligibility) {
           "reboot^", "unknown", "future", "reserved", "inval", "idle#", ""}) {
         EXPECT_FALSE(eligible_for_nccl(no)) << no;
     }
+    // A node the new-node gate holds is in its maintenance reservation, which the job names.
+    for (const char *held : {"maint", "reserved", "idle", "allocated"}) {
+        EXPECT_TRUE(eligible_for_nccl(held, true)) << held;
+    }
+    for (const char *no : {"maint*", "drained", "down", "reserved~"}) {
+        EXPECT_FALSE(eligible_for_nccl(no, true)) << no;
+    }
 }
 
 TEST(SlurmText, ShellQuote) {
