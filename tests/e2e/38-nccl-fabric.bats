@@ -157,7 +157,8 @@ fabric_series() {
     [ -f "$BATS_FILE_TMPDIR/textfile/slurm_jail_nccl_fabric.prom" ] ||
         fail "no metrics file: the one-slow-node test above writes it"
     prom_start "$BATS_FILE_TMPDIR/textfile" "$BATS_FILE_TMPDIR/prometheus"
-    prom_wait_for_scrapes slurm_jail_nccl_fabric_ok 1
+    prom_wait_until 'count_over_time(slurm_jail_nccl_fabric_ok[1m]) >= 1' ||
+        fail "prometheus did not scrape the metrics file"
     local panel ref expr count=0 answer
     while IFS=$'\t' read -r panel ref expr; do
         count=$((count + 1))

@@ -5,10 +5,10 @@
 # on free ports of 127.0.0.1, for the tests that run the dashboard's queries
 # over what the health checks wrote.
 #
-#   prom_start TEXTFILE_DIR WORK_DIR   start both; sets PROM_URL
-#   prom_wait_for_scrapes METRIC N     until Prometheus holds N samples of METRIC
+#   prom_start TEXTFILE_DIR WORK_DIR   start both, scraping every second; sets PROM_URL
+#   prom_wait_until EXPR               until the query EXPR gives a series (30 s at most)
 #   prom_instant EXPR                  Prometheus' JSON answer to an instant query
-#   prom_stop WORK_DIR                 stop both (each test file's teardown_file)
+#   prom_stop WORK_DIR                 stop both (the test file's teardown_file)
 
 # free_port FROM: the first port from FROM on that nothing listens on.
 free_port() {
@@ -45,14 +45,14 @@ prom_instant() {
     curl -sS "$PROM_URL/api/v1/query" --data-urlencode "query=$1"
 }
 
-prom_wait_for_scrapes() {
+prom_wait_until() {
     local n
     for _ in $(seq 150); do
-        n=$(prom_instant "min(count_over_time($1[1m]))" 2>/dev/null | jq -r '.data.result[0].value[1] // 0' 2>/dev/null) || n=0
-        [ "${n:-0}" -ge "$2" ] && return 0
+        n=$(prom_instant "$1" 2>/dev/null | jq -r '.data.result | length' 2>/dev/null) || n=0
+        [ "${n:-0}" -ge 1 ] && return 0
         sleep 0.2
     done
-    echo "prometheus has not scraped $1 $2 times in 30 s: $(tail -5 "$PROM_WORK/prometheus.log" "$PROM_WORK/exporter.log")" >&2
+    echo "prometheus has given no series for '$1' in 30 s: $(tail -5 "$PROM_WORK/prometheus.log" "$PROM_WORK/exporter.log")" >&2
     return 1
 }
 
