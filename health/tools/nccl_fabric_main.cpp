@@ -5,6 +5,7 @@
 // man/slurm-jail-nccl-fabric.8.
 #include "child_env.hpp"
 #include "fabric_blame.hpp"
+#include "fabric_metrics.hpp"
 #include "nccl_output.hpp"
 #include "nccl_verdict.hpp"
 #include "node_action.hpp"
@@ -17,6 +18,7 @@
 #include "program_main.hpp"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -46,6 +48,7 @@ struct Options {
     std::string state_dir = "/var/lib/slurm-jail/health";
     std::string scontrol = "scontrol";
     std::string srun = "srun";
+    std::string metrics_file;
     bool no_drain = false;
     bool dry_run = false;
 };
@@ -88,6 +91,8 @@ void add_options(CLI::App &app, Options &o) {
         ->capture_default_str();
     app.add_option("--scontrol", o.scontrol, "scontrol to use")->capture_default_str();
     app.add_option("--srun", o.srun, "srun to use")->capture_default_str();
+    app.add_option("--metrics-file", o.metrics_file,
+                   "Write Prometheus metrics here (node_exporter textfile collector)");
     app.add_flag("--no-drain", o.no_drain, "Only report; never drain or resume");
     app.add_flag("--dry-run", o.dry_run, "Print the drain/resume it would do, change nothing");
 }
@@ -173,13 +178,19 @@ std::vector<GroupResult> run_rounds(const Runner &r, const std::vector<std::stri
     return results;
 }
 
-int after_failure(const Options &o, const Runner &r, const std::vector<std::string> &nodes) {
+// The pairs after a failed run across all nodes; their results and the node
+// they blame go into `metrics`.
+void after_failure(const Options &o, const Runner &r, const std::vector<std::string> &nodes,
+                   FabricMetrics &metrics) {
     const auto results = run_rounds(r, nodes);
+    metrics.groups.insert(metrics.groups.end(), results.begin(), results.end());
     const auto blame = blame_groups(nodes, results);
+    metrics.blamed = blame.culprit;
     fmt::print("{}\n", blame.summary);
+    const auto pair = required_threshold(*r.table, r.gpu_model, r.gpus, 2, kCheck);
+    metrics.threshold_gbps[2] = pair.min_busbw;
     if (blame.culprit) {
         const auto limit = drain_limit(static_cast<unsigned>(nodes.size()), o.max_drain_fraction);
-        const auto pair = required_threshold(*r.table, r.gpu_model, r.gpus, 2, kCheck);
         const auto cause =
             fmt::format("{}; pairs need {:g} ({})", blame.evidence, pair.min_busbw, pair.key());
         if (limit >= 1) {
@@ -193,7 +204,18 @@ int after_failure(const Options &o, const Runner &r, const std::vector<std::stri
     for (const auto &node : blame.cleared) {
         act(o, node, true, "");
     }
-    return 1;
+}
+
+// --metrics-file: this run's figures, replaced atomically.
+void write_fabric_metrics(const Options &o, FabricMetrics &m,
+                          std::chrono::steady_clock::time_point start) {
+    if (o.metrics_file.empty()) {
+        return;
+    }
+    m.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    m.timestamp_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    write_file_atomically(o.metrics_file, render_fabric_metrics(m));
 }
 
 Runner make_runner(const Options &o, const std::string &jobid,
@@ -222,6 +244,7 @@ Runner make_runner(const Options &o, const std::string &jobid,
 }
 
 int run(Options &o) {
+    const auto start = std::chrono::steady_clock::now();
     SlurmTools tools;
     tools.scontrol = o.scontrol;
     const auto nodelist = from_env(o.nodelist, "SLURM_JOB_NODELIST", "--nodelist NODES");
@@ -242,19 +265,23 @@ int run(Options &o) {
     // Both thresholds before the first run, so a long run does not end in a
     // configuration error.
     (void)required_threshold(table, o.gpu_model, o.gpus, 2, kCheck);
-    (void)required_threshold(table, o.gpu_model, o.gpus, static_cast<unsigned>(nodes.size()),
-                             kCheck);
+    const auto all =
+        required_threshold(table, o.gpu_model, o.gpus, static_cast<unsigned>(nodes.size()), kCheck);
     const auto r = make_runner(o, jobid, table);
     fmt::print("testing {} nodes ({}), {} x {} GPUs, one rank each\n", nodes.size(),
                fmt::join(nodes, ","), o.gpu_model, o.gpus);
-    const auto whole = run_group(r, nodes, true);
-    if (!whole.pass) {
-        return after_failure(o, r, nodes);
+    FabricMetrics metrics{o.gpu_model, o.gpus, nodes, {}, {}, {}, 0, 0};
+    metrics.threshold_gbps[static_cast<unsigned>(nodes.size())] = all.min_busbw;
+    metrics.groups.push_back(run_group(r, nodes, true));
+    if (!metrics.groups.front().pass) {
+        after_failure(o, r, nodes, metrics);
+    } else {
+        for (const auto &node : nodes) {
+            act(o, node, true, "");
+        }
     }
-    for (const auto &node : nodes) {
-        act(o, node, true, "");
-    }
-    return 0;
+    write_fabric_metrics(o, metrics, start);
+    return metrics.groups.front().pass ? 0 : 1;
 }
 
 int run_main(int argc, char **argv) {

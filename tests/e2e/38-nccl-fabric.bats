@@ -19,10 +19,16 @@ bats_require_minimum_version 1.8.0
 BATS_TEST_RETRIES=1
 
 load helpers
+# shellcheck source=tests/lib/prometheus.bash
+. "$BATS_TEST_DIRNAME/../lib/prometheus.bash"
 
 FABRIC_DIR=/opt/e2e-fabric
 ARP=$FABRIC_DIR/all_reduce_perf
 MARKER_NAME=e2e-fabric-degraded
+# The slow-node run's --metrics-file, in the jail; the dashboard test reads
+# the copy that run leaves in $BATS_FILE_TMPDIR/textfile.
+METRICS=/var/lib/slurm-jail/health/slurm_jail_nccl_fabric.prom
+DASHBOARD=$BATS_TEST_DIRNAME/../../helm/slurm-cluster/files/dashboards/slurm-jail-health.json
 NODES=(node1 node2 node3 node4)
 
 setup_file() {
@@ -36,6 +42,7 @@ setup_file() {
 }
 
 teardown_file() {
+    prom_stop "$BATS_FILE_TMPDIR/prometheus"
     rm -rf "${JAIL:?}$FABRIC_DIR" "$JAIL/var/lib/slurm-jail/health"
 }
 
@@ -98,7 +105,7 @@ drained_nodes() { ctld_exec sinfo -h -N -o '%N|%T|%E' | grep -v '|idle|' || true
 
 @test "one slow node: the pairs single it out and it alone is drained, with the pairs' busbw in its reason" {
     mark node3
-    run fabric
+    run fabric --metrics-file "$METRICS"
     assert_success
     # The whole run fails: on the slow node's bandwidth, or, under a CI
     # run's load, now and then on Open MPI's TCP connect across the four
@@ -111,12 +118,73 @@ drained_nodes() { ctld_exec sinfo -h -N -o '%N|%T|%E' | grep -v '|idle|' || true
     assert_line 'node3 failed in every group it was in, and every group without it passed'
     local reason='slurm-jail-health: nccl-fabric: busbw GB/s in its groups: node3+node4 5.00, node2+node3 5.00; the 2 group(s) without it passed (lowest 40.00); pairs need 30 (H200x1x2)'
     assert_equal "$(drained_nodes)" "node3|drained|$reason"
+    # The same figures for Prometheus: the run, every group, the culprit.
+    local labels='model="H200",gpus="1"'
+    run cat "$JAIL$METRICS"
+    assert_line "slurm_jail_nccl_fabric_ok{$labels,nodes=\"4\"} 0"
+    assert_line "slurm_jail_nccl_fabric_group_ok{group=\"node1+node2+node3+node4\",size=\"4\",$labels} 0"
+    assert_line "slurm_jail_nccl_fabric_group_ok{group=\"node1+node2\",size=\"2\",$labels} 1"
+    assert_line "slurm_jail_nccl_fabric_group_ok{group=\"node2+node3\",size=\"2\",$labels} 0"
+    assert_line "slurm_jail_nccl_fabric_group_busbw_gbps{group=\"node3+node4\",size=\"2\",$labels} 5"
+    assert_line "slurm_jail_nccl_fabric_group_busbw_gbps{group=\"node4+node1\",size=\"2\",$labels} 40"
+    assert_line "slurm_jail_nccl_fabric_threshold_gbps{size=\"2\",$labels} 30"
+    assert_line 'slurm_jail_nccl_fabric_node_blamed{node="node3"} 1'
+    assert_line 'slurm_jail_nccl_fabric_node_blamed{node="node1"} 0'
+    mkdir -p "$BATS_FILE_TMPDIR/textfile"
+    cp "$JAIL$METRICS" "$BATS_FILE_TMPDIR/textfile/"
+}
+
+# fabric_queries: every query of the dashboard that names a metric of the
+# multi-node check, its node variable at "All", one line each: PANEL<TAB>REFID<TAB>EXPR.
+fabric_queries() {
+    jq -r '[.panels[] | if .type == "row" then .panels[] else . end] | .[] | .title as $t
+        | .targets[] | select(.expr | test("slurm_jail_nccl_fabric_"))
+        | [$t, .refId, (.expr | gsub("\\$node\\b"; ".*"))] | @tsv' "$DASHBOARD"
+}
+
+# fabric_series PANEL REFID: each series that query gives, sorted, as its
+# labels (but job and instance) name=value in name order, then the value.
+fabric_series() {
+    local expr
+    expr=$(fabric_queries | awk -F '\t' -v p="$1" -v r="$2" '$1 == p && $2 == r { print $3 }')
+    [ -n "$expr" ] || fail "the dashboard has no query $2 in a panel '$1'"
+    prom_instant "$expr" | jq -r '.data.result[]
+        | [(.metric | del(.__name__, .job, .instance) | to_entries | sort_by(.key)[] | "\(.key)=\(.value)"), .value[1]]
+        | join(" ")' | sort
+}
+
+@test "the dashboard's multi-node row over a real Prometheus: the slow node's run, its groups, its culprit" {
+    [ -f "$BATS_FILE_TMPDIR/textfile/slurm_jail_nccl_fabric.prom" ] ||
+        fail "no metrics file: the one-slow-node test above writes it"
+    prom_start "$BATS_FILE_TMPDIR/textfile" "$BATS_FILE_TMPDIR/prometheus"
+    prom_wait_until 'count_over_time(slurm_jail_nccl_fabric_ok[1m]) >= 1' ||
+        fail "prometheus did not scrape the metrics file"
+    local panel ref expr count=0 answer
+    while IFS=$'\t' read -r panel ref expr; do
+        count=$((count + 1))
+        answer=$(prom_instant "$expr" | jq -r 'if .status == "success" then "success \(.data.result | length)" else "error \(.error)" end')
+        [[ $answer == success\ [1-9]* ]] || fail "$panel $ref: $answer: $expr"
+    done < <(fabric_queries)
+    [ "$count" -ge 5 ] || fail "only $count queries of the multi-node check in the dashboard"
+    run fabric_series 'Multi-node runs' A
+    assert_output 'gpus=1 model=H200 nodes=4 0'
+    local g groups=()
+    for g in 'node1+node2+node3+node4 size=4 0' 'node1+node2 size=2 1' 'node3+node4 size=2 0' \
+        'node2+node3 size=2 0' 'node4+node1 size=2 1'; do
+        groups+=("gpus=1 group=${g%% *} model=H200 ${g#* }")
+    done
+    run fabric_series 'Multi-node groups' A
+    assert_output "$(printf '%s\n' "${groups[@]}" | sort)"
+    run fabric_series 'Multi-node groups' C
+    assert_line 'gpus=1 group=node3+node4 model=H200 size=2 30'
+    run fabric_series 'Nodes the pairs blamed' A
+    assert_output 'node=node3 1'
 }
 
 @test "two slow nodes that every pair holds: no single node explains it, nobody is drained" {
     mark node1
     mark node3
-    run fabric
+    run fabric --metrics-file "$METRICS"
     assert_success
     assert_line 'FAIL node1+node2+node3+node4: busbw 5.00 GB/s at 8 GiB < 30 GB/s expected for H200x1x2'
     assert_line '4 of 4 groups failed (node1+node2, node3+node4, node2+node3, node4+node1): no single node explains that; nobody is drained'

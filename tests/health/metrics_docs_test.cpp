@@ -2,6 +2,7 @@
 // Every metric the renderers write is in health/README.md's metrics table,
 // and every name in that table is written by a renderer.
 #include "dcgm_verdict.hpp"
+#include "fabric_metrics.hpp"
 #include "nccl_metrics.hpp"
 #include "report.hpp"
 
@@ -37,15 +38,20 @@ std::string everything_rendered() {
     NcclMetrics nccl;
     nccl.busbw_gbps = 480;
     nccl.threshold_gbps = 400;
+    FabricMetrics fabric;
+    fabric.nodes = {"n1", "n2"};
+    fabric.groups = {{fabric.nodes, false, 5.0, "slow"}};
+    fabric.threshold_gbps = {{2U, 30.0}};
     return render_metrics(ev, info) + render_ib_port_metrics({port}, info) +
-           render_dcgm_metrics(dcgm, DcgmPolicy{}, info) + render_nccl_metrics(nccl);
+           render_dcgm_metrics(dcgm, DcgmPolicy{}, info) + render_nccl_metrics(nccl) +
+           render_fabric_metrics(fabric);
 }
 
 TEST(MetricsDocs, ReadmeTableMatchesTheRenderers) {
     const auto readme = test::read_file(std::filesystem::path(SJH_SOURCE_DIR) / "health/README.md");
     const auto documented = names_in(readme, std::regex(R"(\n\| `(slurm_jail_[a-z_]+)` \|)"));
     const auto rendered = names_in(everything_rendered(), std::regex(R"(# TYPE (\S+) )"));
-    EXPECT_GE(rendered.size(), 16U);
+    EXPECT_GE(rendered.size(), 23U);
     EXPECT_EQ(documented, rendered);
 }
 

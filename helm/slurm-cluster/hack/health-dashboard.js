@@ -6,13 +6,16 @@
 //
 //   node hack/health-dashboard.js            rewrite the JSON
 //   node hack/health-dashboard.js --check    exit 1 if the JSON is out of date
-//   node hack/health-dashboard.js --metrics  print {"today": [...], "expected": [...]}:
-//                                            the metric names the queries use
+//   node hack/health-dashboard.js --metrics  print {"today": [...], "fabric": [...],
+//                                            "expected": [...]}: the metric names
+//                                            the queries use
 //
 // tests/helm/grafana-dashboard.bats checks the JSON against Grafana's own
 // schema (@grafana/schema); tests/helm/grafana-dashboard-queries.bats runs
 // every query against a real Prometheus that scraped the metrics files of the
-// real slurm-jail-gpu-check (with DCGM) and slurm-jail-nccl-check.
+// real slurm-jail-gpu-check (with DCGM) and slurm-jail-nccl-check;
+// tests/e2e/38-nccl-fabric.bats runs the multi-node row's queries over the
+// metrics of a real slurm-jail-nccl-fabric run on the local cluster.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -43,6 +46,19 @@ const TODAY = {
   ncclOk: `${NCCL}ok`, // 1 pass, 0 fail
   ncclLastRun: `${NCCL}last_run_timestamp_seconds`,
 };
+// slurm-jail-nccl-fabric --metrics-file: one file per run, on the node of its
+// job's batch step. A run needs a Slurm job across several nodes, so the
+// Prometheus test of these is tests/e2e/38-nccl-fabric.bats (the local
+// cluster), not tests/helm/grafana-dashboard-queries.bats.
+const FAB = 'slurm_jail_nccl_fabric_';
+const FABRIC = {
+  fabricOk: `${FAB}ok`, // {model,gpus,nodes}: the run across all nodes, 1 pass, 0 fail
+  fabricLastRun: `${FAB}last_run_timestamp_seconds`, // {model,gpus,nodes}
+  fabricGroupOk: `${FAB}group_ok`, // {group,size,model,gpus}: 1 pass, 0 fail
+  fabricGroupBusbw: `${FAB}group_busbw_gbps`, // {group,size,model,gpus}
+  fabricThreshold: `${FAB}threshold_gbps`, // {size,model,gpus}
+  fabricBlamed: `${FAB}node_blamed`, // {node}: 1 = the pairs blamed it
+};
 // The values of dcgmResult.
 const DCGM_RESULT = { fail: 0, pass: 1, warn: 2, skipped: 3, unrecognised: 4 };
 
@@ -57,7 +73,7 @@ const DCGM_RESULT = { fail: 0, pass: 1, warn: 2, skipped: 3, unrecognised: 4 };
 const EXPECTED = {};
 // ===========================================================================
 
-const M = { ...TODAY, ...EXPECTED };
+const M = { ...TODAY, ...FABRIC, ...EXPECTED };
 const DS = { type: 'prometheus', uid: '${datasource}' };
 // A metric of the nodes picked in the dashboard's `node` variable.
 const sel = (metric) => `${metric}{node=~"$node"}`;
@@ -261,6 +277,28 @@ const rows = [
     ],
   },
   {
+    title: 'Multi-node NCCL (slurm-jail-nccl-fabric)',
+    panels: [
+      table('Multi-node runs', 'The last run across all tested nodes, per GPU model and node count: verdict and age.', [
+        tableQuery(M.fabricOk, 'A'),
+        tableQuery(`time() - ${M.fabricLastRun}`, 'B'),
+      ], [8, 8], { model: 'Model', gpus: 'GPUs', nodes: 'Nodes', 'Value #A': 'OK', 'Value #B': 'Age (s)' },
+      { columnMappings: { OK: OK_FAIL } }),
+      table('Multi-node groups', 'Every group of the last run: the run across all nodes, then each pair after a failure; busbw at the largest size and the threshold for its size.', [
+        tableQuery(M.fabricGroupOk, 'A'),
+        tableQuery(M.fabricGroupBusbw, 'B'),
+        // the threshold of each group's size, carried onto the group's labels
+        tableQuery(`${M.fabricGroupOk} * 0 + on (size, model, gpus) group_left max by (size, model, gpus) (${M.fabricThreshold})`, 'C'),
+      ], [10, 8], {
+        group: 'Group', size: 'Nodes', model: 'Model', gpus: 'GPUs', 'Value #A': 'OK', 'Value #B': 'busbw (GB/s)',
+        'Value #C': 'Threshold (GB/s)',
+      },
+      { columnMappings: { OK: OK_FAIL } }),
+      table('Nodes the pairs blamed', 'Nodes the last multi-node run blamed: each failed in every pair it was in while every pair without it passed (drained unless the drain cap stopped it).',
+        [tableQuery(`${sel(M.fabricBlamed)} == 1`, 'A')], [6, 8], { node: 'Node' }),
+    ],
+  },
+  {
     title: 'DCGM diagnostics (slurm-jail-gpu-check --dcgm-level)',
     panels: [
       table('DCGM verdict by node and test', 'The worst result of each DCGM test over the GPUs of a node (skipped counts as a pass).',
@@ -343,7 +381,9 @@ const dashboard = {
 const text = JSON.stringify(dashboard, null, 2) + '\n';
 const arg = process.argv[2];
 if (arg === '--metrics') {
-  process.stdout.write(JSON.stringify({ today: Object.values(TODAY), expected: Object.values(EXPECTED) }) + '\n');
+  process.stdout.write(JSON.stringify({
+    today: Object.values(TODAY), fabric: Object.values(FABRIC), expected: Object.values(EXPECTED),
+  }) + '\n');
 } else if (arg === '--check') {
   const have = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '';
   if (have !== text) {
