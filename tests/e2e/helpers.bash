@@ -40,12 +40,12 @@ if [ -n "$RELEASE_ROOTFS" ]; then CLUSTER_BUILD=$CLUSTER_BUILD-$(cat "$STATE/rel
 # The PAM module the SSH tests give sshd: built for the cluster's release.
 PAM_MODULE=$CLUSTER_BUILD/plugin/pam/pam_slurm_jail.so
 # The cluster's Slurm release (major.minor) and a test of it:
-# release_at_least 25.11.
+# cluster_release_at_least 25.11.
 CLUSTER_RELEASE=$(cat "$STATE/release" 2>/dev/null ||
     dpkg-query -W -f='${Version}' slurmd 2>/dev/null | cut -d. -f1,2)
-release_at_least() {
-    [ "$(printf '%s\n' "$1" "$CLUSTER_RELEASE" | sort -V | head -1)" = "$1" ]
-}
+# shellcheck source=hack/lib/slurm-releases.sh
+. "$SLURM_JAIL_ROOT/hack/lib/slurm-releases.sh"
+cluster_release_at_least() { release_at_least "$CLUSTER_RELEASE" "$1"; }
 # Slurm's pam_slurm_adopt.so, as the nodes' root has it (Debian 12 puts it in
 # /lib/security, later releases in the multiarch PAM directory).
 PAM_SLURM_ADOPT=/lib/security/pam_slurm_adopt.so
