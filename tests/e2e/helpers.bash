@@ -89,7 +89,8 @@ sshd_config_for_refusal_tests() {
 # recheck= seconds had passed. A local jail sees the change at once anyway.
 jail_changed_elsewhere() { rm -f "$STATE"/nodes/*/run/jail-probe; }
 
-elapsed_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+# shellcheck source=tests/lib/elapsed.bash
+. "$SLURM_JAIL_ROOT/tests/lib/elapsed.bash"
 
 install_probe() {
     cat >"$JAIL$PROBE" <<PROBE_EOF
