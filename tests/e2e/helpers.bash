@@ -171,6 +171,17 @@ setup_job_test() {
 # cancel_test_jobs: a job test's teardown: cancels every job of the test user.
 cancel_test_jobs() { ush "scancel -u $TEST_UID" || true; }
 
+# set_plugstack TEXT: the cluster's plugstack.conf becomes TEXT, for every
+# following step and job epilog; replaced whole (a new file renamed over the
+# old), so that no reader sees it half written. A test that changes it
+# restores it in its teardown: set_plugstack "$PLUGSTACK_LINE".
+set_plugstack() {
+    local conf=$STATE/etc/plugstack.conf
+    echo "$1" >"$conf.new"
+    chmod 0644 "$conf.new"
+    mv -f "$conf.new" "$conf"
+}
+
 # assert_in_jail N: the probe's output shows N tasks in the jail, none on the host.
 assert_in_jail() {
     assert_equal "$(grep -c '^in-jail node' <<<"$output")" "$1"
