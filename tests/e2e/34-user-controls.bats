@@ -17,8 +17,7 @@ setup() {
 }
 
 teardown() {
-    cancel_test_jobs
-    ush_other "scancel -u $OTHER_UID" || true
+    cancel_both_users_jobs
     set_plugstack "$PLUGSTACK_LINE"
     rm -rf "$STATE/nodes/node2/run/mps-shm" "$JAIL/var/tmp/e2e-shared" "$HOST_HOME/e2e-link"
 }

@@ -267,6 +267,12 @@ slurmd_fds() { find "/proc/$(slurmd_pid "$1")/fd" -mindepth 1 | wc -l; }
 OTHER_USER=$LC_USER2
 OTHER_UID=$LC_UID2
 ush_other() { "$LC" run --user "$OTHER_USER" -- bash -c "$1"; }
+# cancel_both_users_jobs: the teardown of a test that runs jobs as both
+# users: cancels every job of the test user and of the second user.
+cancel_both_users_jobs() {
+    cancel_test_jobs
+    ush_other "scancel -u $OTHER_UID" || true
+}
 
 # Where chroot.so keeps a job's namespaces on a node (state=/run/slurm-jail
 # in the node is $STATE/nodes/NODE/run on the host).
