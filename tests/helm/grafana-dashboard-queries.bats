@@ -26,7 +26,7 @@ exporter_port=17851
 prometheus_port=17852
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
     export R=$BATS_FILE_TMPDIR
     local build=${SLURM_JAIL_BUILD_DIR:-$root/build}
     export GPU_CHECK=$build/health/slurm-jail-gpu-check FAKE_NVML=$build/tests/health/fake-nvml/libnvidia-ml.so.1
@@ -39,7 +39,7 @@ setup_file() {
             fail "port $port is in use: this test needs it for its own node_exporter and prometheus"
     done
 
-    render "$R/on.json" --set healthChecks.grafanaDashboard.enabled=true
+    render_validated "$R/on.json" --set healthChecks.grafanaDashboard.enabled=true
     cm_data "$R/on.json" t-slurm-cluster-health-dashboard slurm-jail-health.json >"$R/dashboard.json"
     node "$chart/hack/health-dashboard.js" --metrics >"$R/metrics.json"
 
