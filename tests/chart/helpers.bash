@@ -51,8 +51,9 @@ release_start() {
 }
 
 # kube_run_render OUT [HELM TEMPLATE ARGS...]: the chart (release "t" in
-# namespace "hpc") as hack/kube-run renders it for its apply, written to OUT
-# (not validated against the Kubernetes schemas: tests/helm does that).
+# namespace "hpc") rendered through `kube-run render`, whose lookups see the
+# objects this file's release holds, written to OUT for `kr apply` (not
+# validated against the Kubernetes schemas: tests/helm's render_validated).
 kube_run_render() {
     local out=$1
     shift
