@@ -10,6 +10,7 @@
 #   host_release           the Slurm release installed on this machine, or nothing
 #   suite_release          the Slurm release this machine's Debian suite ships, or nothing
 #   default_release        host_release, else suite_release: what 'up' runs
+#   release_at_least REL MIN  REL (major.minor) is MIN or later
 
 # Oldest first. 22.05: Debian 12 (bookworm), 24.11: Debian 13 (trixie),
 # 26.05: Debian unstable (sid).
@@ -71,4 +72,9 @@ default_release() {
     local rel
     rel=$(host_release)
     if [ -n "$rel" ]; then echo "$rel"; else suite_release; fi
+}
+
+# release_at_least REL MIN: REL (major.minor) is MIN or later.
+release_at_least() {
+    [ "$(printf '%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]
 }

@@ -11,6 +11,7 @@
 # emulated), which is why this suite is not in the default run.
 
 load ../images/helpers
+load ../lib/file_build
 
 arm64_images=(jail populate-jail worker login)
 
@@ -31,8 +32,7 @@ setup_file() {
     echo "$version-slurm$release-arm64" >"$BATS_FILE_TMPDIR/tag"
     echo "$release" >"$BATS_FILE_TMPDIR/release"
     local start=$SECONDS
-    "$images/build-images" --arch arm64 >"$BATS_FILE_TMPDIR/build.log" 2>&1
-    echo $? >"$BATS_FILE_TMPDIR/build.rc"
+    record_build build "images/build-images --arch arm64" "$images/build-images" --arch arm64
     echo $((SECONDS - start)) >"$BATS_FILE_TMPDIR/build.seconds"
 }
 
@@ -45,13 +45,6 @@ teardown_file() {
 setup() {
     tag=$(cat "$BATS_FILE_TMPDIR/tag")
     release=$(cat "$BATS_FILE_TMPDIR/release")
-}
-
-assert_built() {
-    [ "$(cat "$BATS_FILE_TMPDIR/build.rc")" = 0 ] || {
-        tail -n 40 "$BATS_FILE_TMPDIR/build.log"
-        fail "images/build-images --arch arm64 failed (log above)"
-    }
 }
 
 # IMAGE PATH: PATH of IMAGE copied to $BATS_TEST_TMPDIR (without running it).
@@ -69,7 +62,7 @@ assert_aarch64_elf() { # FILE
 }
 
 @test "arm64 images: build-images --arch arm64 builds every image for arm64 nodes; only the cross compiler is this machine's" {
-    assert_built
+    assert_built build
     local line
     while IFS= read -r line; do note "$line"; done < <(grep '^build-images: .* built in' "$BATS_FILE_TMPDIR/build.log")
     note "build-images --arch arm64: $(cat "$BATS_FILE_TMPDIR/build.seconds") s in all"
@@ -92,7 +85,7 @@ assert_aarch64_elf() { # FILE
 }
 
 @test "arm64 images: the worker runs the release's slurmd, chroot.so and the health tools are AArch64 with their libraries installed" {
-    assert_built
+    assert_built build
     run podman run --rm --network none --arch arm64 "localhost/slurm-jail/worker:$tag" \
         sh -c 'uname -m; slurmd -V'
     assert_success
@@ -111,7 +104,7 @@ assert_aarch64_elf() { # FILE
 }
 
 @test "arm64 images: the login image's pam_slurm_jail.so is in arm64's PAM directory with its libraries" {
-    assert_built
+    assert_built build
     local module=/usr/lib/aarch64-linux-gnu/security/pam_slurm_jail.so
     run podman run --rm --network none --arch arm64 --entrypoint sh "localhost/slurm-jail/login:$tag" \
         -c "ldd $module; sshd -V 2>&1 | head -1"
@@ -123,7 +116,7 @@ assert_aarch64_elf() { # FILE
 }
 
 @test "arm64 images: the jail is an arm64 root (its /bin/sh, Slurm client, chroot.so), which slurm-jail-check on this machine refuses by name" {
-    assert_built
+    assert_built build
     run podman run --rm --network none --arch arm64 --entrypoint sh "localhost/slurm-jail/jail:$tag" \
         -c 'uname -m; dpkg --print-architecture; dpkg-query -W -f "\${Version}" slurm-client'
     assert_success
@@ -147,7 +140,7 @@ assert_aarch64_elf() { # FILE
 }
 
 @test "arm64 images: the populate-jail image carries the arm64 jail" {
-    assert_built
+    assert_built build
     run podman run --rm --network none --arch arm64 --entrypoint sh "localhost/slurm-jail/populate-jail:$tag" \
         -c 'uname -m; test -f /jail-rootfs/usr/lib/aarch64-linux-gnu/slurm-wlm/chroot.so && echo jail-has-chroot.so; rsync --version | head -1'
     assert_success

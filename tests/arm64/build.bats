@@ -14,25 +14,18 @@
 # files with openat2, a system call qemu-user 7.2 (Debian 12) does not
 # emulate (ENOSYS), and the benchmarks. They need a real arm64 node.
 
+load ../lib/file_build
+
 setup_file() {
     # The front ends, the health checks and the tests that run under qemu.
-    SLURM_JAIL_BUILD_DIR=$SLURM_JAIL_BUILD_DIR "$SLURM_JAIL_ROOT/hack/build-arch" arm64 Release \
-        >"$BATS_FILE_TMPDIR/build.log" 2>&1
-    echo $? >"$BATS_FILE_TMPDIR/build.rc"
+    record_build build "hack/build-arch arm64 Release" \
+        env SLURM_JAIL_BUILD_DIR="$SLURM_JAIL_BUILD_DIR" "$SLURM_JAIL_ROOT/hack/build-arch" arm64 Release
 }
 
 setup() {
     load /usr/lib/bats/bats-support/load.bash
     load /usr/lib/bats/bats-assert/load.bash
     b=$SLURM_JAIL_BUILD_DIR-arm64
-}
-
-assert_built() {
-    run cat "$BATS_FILE_TMPDIR/build.rc"
-    if [ "$output" != 0 ]; then
-        tail -40 "$BATS_FILE_TMPDIR/build.log"
-        fail "hack/build-arch arm64 Release failed (log above)"
-    fi
 }
 
 # What the .deb ships, as built.
@@ -51,7 +44,7 @@ assert_aarch64_elf() { # FILE
 # LABEL MIN: ctest -L LABEL under qemu passes every test, at least MIN of them.
 check_ctest_label() {
     local label=$1 min=$2
-    assert_built
+    assert_built build
     # Each test is an arm64 program that ctest starts through the emulator.
     run bash -c "cd '$b' && ctest -L '$label' -N -V"
     assert_output --regexp 'Test command: [^ ]*qemu-aarch64-static '
@@ -65,7 +58,7 @@ check_ctest_label() {
 }
 
 @test "arm64: hack/build-arch builds the product and its pure tests in Release with -Werror, for aarch64 nodes" {
-    assert_built
+    assert_built build
     run grep -E '^(CMAKE_BUILD_TYPE|SLURM_JAIL_WERROR|SLURM_PLUGIN_DIR|PAM_MODULE_DIR):' "$b/CMakeCache.txt"
     assert_line 'CMAKE_BUILD_TYPE:STRING=Release'
     assert_line 'SLURM_JAIL_WERROR:BOOL=ON'
@@ -83,7 +76,7 @@ check_ctest_label() {
 }
 
 @test "arm64: chroot.so, the job container plugin, pam_slurm_jail.so and every program are aarch64 ELF files" {
-    assert_built
+    assert_built build
     local f
     for f in "${shipped[@]}"; do
         [ -f "$b/$f" ] || fail "$f was not built in $b"
@@ -95,7 +88,7 @@ check_ctest_label() {
 }
 
 @test "arm64: slurm-jail-check and the health programs run under qemu-aarch64-static (--help)" {
-    assert_built
+    assert_built build
     local f
     for f in plugin/jail_check/slurm-jail-check health/slurm-jail-gpu-check \
         health/slurm-jail-nccl-check health/slurm-jail-nccl-submit; do
@@ -111,7 +104,7 @@ check_ctest_label() {
 }
 
 @test "arm64: the loader cache tests read caches that arm64's ldconfig wrote over arm64 fake NVIDIA drivers" {
-    assert_built
+    assert_built build
     # The fake driver, as NVIDIA's arm64 packages ship it: arm64 ELF, real soname.
     local cuda=$b/tests/fakes/nvidia-driver/550.54.15/lib/libcuda.so.550.54.15
     assert_aarch64_elf "$cuda"
@@ -145,7 +138,7 @@ check_ctest_label() {
 }
 
 @test "arm64: cpack makes slurm-jail_0.1.0+slurm22.05_arm64.deb of arm64 files, for arm64 nodes" {
-    assert_built
+    assert_built build
     rm -f "$b"/slurm-jail_*.deb
     run bash -c "cd '$b' && cpack -G DEB"
     assert_success

@@ -20,7 +20,7 @@ gpu_node=t-slurm-cluster-gpu-0
 driver_root=/run/slurm-jail-chart-test-nvidia-$BATS_ROOT_PID
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" yaml
     build_images
     [ -f "$fake_nvml" ] && [ -f "$fake_drivers/580.159.04/bin/nvidia-smi" ] || {
         cmake -S "$root" -B "${SLURM_JAIL_BUILD_DIR:-$root/build}" -DSLURM_JAIL_WERROR=ON >/dev/null &&

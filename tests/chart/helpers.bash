@@ -14,18 +14,13 @@ kube_run=$root/hack/kube-run
 export NODE_PATH=$root/.tools/node/node_modules
 # shellcheck source=../../images/lib/podman-env.sh
 . "$root/images/lib/podman-env.sh"
+# shellcheck source=../lib/helm_tools.bash
+. "$root/tests/lib/helm_tools.bash"
 
 # Print a measurement into the TAP stream (shown by bats, never asserted).
 note() { echo "# $*" >&3; }
 
 seconds_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
-
-require_tools() {
-    if [ ! -x "$helm_bin" ] || [ ! -d "$NODE_PATH/yaml" ]; then
-        echo "helm or the yaml package missing under $root/.tools: run hack/deps/helm.sh" >&2
-        return 1
-    fi
-}
 
 # The images the chart runs, built from this checkout, once per run of the
 # chart's files (a rebuild from podman's layer cache still takes 15-30 s).
@@ -47,7 +42,7 @@ release_start() {
     export KR_STATE=$BATS_FILE_TMPDIR/release
     local start
     start=$(date +%s.%N)
-    render "$BATS_FILE_TMPDIR/install.yaml" "$@"
+    kube_run_render "$BATS_FILE_TMPDIR/install.yaml" "$@"
     kr apply -f "$BATS_FILE_TMPDIR/install.yaml" 2>"$BATS_FILE_TMPDIR/install.log" || {
         cat "$BATS_FILE_TMPDIR/install.log" >&2
         return 1
@@ -55,8 +50,11 @@ release_start() {
     note "kube-run apply (install): $(seconds_since "$start") s"
 }
 
-# render OUT [HELM TEMPLATE ARGS...]
-render() {
+# kube_run_render OUT [HELM TEMPLATE ARGS...]: the chart (release "t" in
+# namespace "hpc") rendered through `kube-run render`, whose lookups see the
+# objects this file's release holds, written to OUT for `kr apply` (not
+# validated against the Kubernetes schemas: tests/helm's render_validated).
+kube_run_render() {
     local out=$1
     shift
     kr render -- t "$chart" -n hpc "$@" >"$out"

@@ -8,7 +8,7 @@
 load helpers
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" yaml
     build_images
     make_user_keys
     release_start -f "$BATS_FILE_TMPDIR/keys.yaml"

@@ -11,7 +11,7 @@ load helpers
 next_tag=0.1.0-kube-run-upgrade
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" yaml
     build_images
     local i
     for i in worker login populate-jail; do
@@ -55,7 +55,7 @@ job_state() { ctl scontrol show job "$1" | grep -oE 'JobState=[A-Z]+|ExitCode=[0
 @test "scale out through helm upgrade: a third worker joins; no slurm.conf change, no slurmctld restart" {
     local ctld_pid
     ctld_pid=$(ctl pgrep -x slurmctld)
-    render "$BATS_FILE_TMPDIR/three.yaml" -f "$BATS_FILE_TMPDIR/keys.yaml" -f "$BATS_FILE_TMPDIR/poll.yaml" --set nodesets.cpu.replicas=3
+    kube_run_render "$BATS_FILE_TMPDIR/three.yaml" -f "$BATS_FILE_TMPDIR/keys.yaml" -f "$BATS_FILE_TMPDIR/poll.yaml" --set nodesets.cpu.replicas=3
     [ "$(config_of "$BATS_FILE_TMPDIR/three.yaml")" = "$(config_of "$BATS_FILE_TMPDIR/install.yaml")" ] ||
         fail "slurm.conf (or another Slurm config file) changed with the replica count"
     run kr apply -f "$BATS_FILE_TMPDIR/three.yaml"
@@ -109,7 +109,7 @@ job_state() { ctl scontrol show job "$1" | grep -oE 'JobState=[A-Z]+|ExitCode=[0
     job=$(as_testuser "sbatch --parsable -w t-slurm-cluster-cpu-0 -o upgrade-%j.out --wrap 'sleep 10; echo survived on \$SLURMD_NODENAME'")
     [[ $job =~ ^[0-9]+$ ]]
     for _ in $(seq 40); do [[ "$(job_state "$job")" == *RUNNING* ]] && break; sleep 0.25; done
-    render "$BATS_FILE_TMPDIR/upgrade.yaml" -f "$BATS_FILE_TMPDIR/keys.yaml" -f "$BATS_FILE_TMPDIR/poll.yaml" \
+    kube_run_render "$BATS_FILE_TMPDIR/upgrade.yaml" -f "$BATS_FILE_TMPDIR/keys.yaml" -f "$BATS_FILE_TMPDIR/poll.yaml" \
         --set image.tag="$next_tag" --set nodesets.cpu.replicas=4
     # helm's lookup found the Secrets kube-run holds: the same keys
     for k in "t-slurm-cluster-munge munge.key" "t-slurm-cluster-ssh-host-keys ssh_host_ecdsa_key" "t-slurm-cluster-ssh-host-keys ssh_host_rsa_key"; do

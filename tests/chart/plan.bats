@@ -8,7 +8,7 @@
 load helpers
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" yaml
     export R=$BATS_FILE_TMPDIR
     "$helm_bin" template t "$chart" -n hpc >"$R/default.yaml"
     "$helm_bin" template t "$chart" -n hpc -f "$chart/examples/loadbalancer-login.yaml" >"$R/lb.yaml"

@@ -15,7 +15,7 @@ old=$upgrade_old
 new=$upgrade_new
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" yaml
     local start
     build_images
     start=$(date +%s.%N)
@@ -40,7 +40,7 @@ version_in() { kr exec "$1" -- "${@:2}" | sed -nE 's/^slurm(-wlm)? ([0-9]+\.[0-9
 upgrade_to() {
     local out=$BATS_FILE_TMPDIR/$1 start
     shift
-    render "$out" -f "$BATS_FILE_TMPDIR/keys.yaml" "$@"
+    kube_run_render "$out" -f "$BATS_FILE_TMPDIR/keys.yaml" "$@"
     start=$(date +%s.%N)
     kr apply -f "$out"
     note "kube-run apply ($(basename "$out")): $(seconds_since "$start") s"

@@ -10,8 +10,7 @@ setup_file() {
 
 setup() {
     load helpers
-    load_assertions
-    make_test_dir
+    setup_job_test
 }
 
 @test "precondition: the marker is only in the jail, the host-only path only on the host" {

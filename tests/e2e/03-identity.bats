@@ -9,8 +9,7 @@ setup_file() {
 
 setup() {
     load helpers
-    load_assertions
-    make_test_dir
+    setup_job_test
 }
 
 @test "uid, gid, supplementary groups and whoami match the user on both nodes" {

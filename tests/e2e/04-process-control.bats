@@ -9,8 +9,7 @@ setup_file() {
 
 setup() {
     load helpers
-    load_assertions
-    make_test_dir
+    setup_job_test
 }
 
 job_state() { ush "scontrol show job $1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }

@@ -10,21 +10,18 @@ setup_file() {
 
 setup() {
     load helpers
-    load_assertions
-    make_test_dir
+    setup_job_test
     CANARY=e2e-canary-$BATS_SUITE_TEST_NUMBER-$$
     # The task would leave this canary behind if it ran anywhere.
     TASK="touch /tmp/$CANARY $HOME_IN_JAIL/$CANARY; echo TASK-RAN"
 }
 
 teardown() {
-    echo "$PLUGSTACK_LINE" >"$STATE/etc/plugstack.conf"
+    set_plugstack "$PLUGSTACK_LINE"
     chown root:root "$JAIL"
     chmod 0755 "$JAIL"
     rm -f "$HOST_HOME/e2e-plant"
 }
-
-set_plugstack() { echo "$1" >"$STATE/etc/plugstack.conf"; }
 
 assert_task_did_not_run() {
     refute_output --partial TASK-RAN

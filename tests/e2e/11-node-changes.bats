@@ -21,7 +21,7 @@ teardown() {
     set_plugstack "$PLUGSTACK_LINE"
     if [ -n "${HOLDER:-}" ]; then kill "$HOLDER" 2>/dev/null || true; fi
     if [ -n "${BIND_SRC:-}" ]; then
-        in_node1 umount "$BIND_SRC" 2>/dev/null || true
+        on_node node1 umount "$BIND_SRC" 2>/dev/null || true
         rmdir "$BIND_SRC"
     fi
     if [ -f "$BATS_TEST_TMPDIR/resolv.conf" ]; then restore_resolv_conf; fi
@@ -40,13 +40,11 @@ teardown() {
     remove_drops
 }
 
-in_node1() { nsenter -t "$(slurmd_pid node1)" -m -- "$@"; }
-
 # The node jail namespace node1's jobs are made from, as mnt:[INODE], after a
 # step on node1 (which rebuilds it when it is stale).
 node_jail_ns() {
     ush "srun -w node1 true" >/dev/null 2>&1 || return 1
-    in_node1 stat -c 'mnt:[%i]' /run/slurm-jail/ns
+    on_node node1 stat -c 'mnt:[%i]' /run/slurm-jail/ns
 }
 
 @test "a bind source redirected by the user (a symlink to / in their home): refused, nothing of the host visible" {
@@ -66,12 +64,12 @@ node_jail_ns() {
     BIND_SRC=/var/lib/e2e-bind-src-$$
     install -d -m 0755 "$BIND_SRC"
     set_plugstack "required chroot.so jail=/mnt/jail bind=$BIND_SRC:/opt:ro"
-    in_node1 mount -t tmpfs -o size=64k,mode=0755 e2e-revoked "$BIND_SRC"
-    in_node1 sh -c "echo e2e-secret >$BIND_SRC/secret"
+    on_node node1 mount -t tmpfs -o size=64k,mode=0755 e2e-revoked "$BIND_SRC"
+    on_node node1 sh -c "echo e2e-secret >$BIND_SRC/secret"
     run ush "srun -w node1 cat /opt/secret"
     assert_success
     assert_line e2e-secret
-    in_node1 umount "$BIND_SRC"
+    on_node node1 umount "$BIND_SRC"
     run ush "srun -w node1 sh -c 'ls -A /opt; cat $MARKER'"
     assert_success
     refute_output --partial secret
@@ -82,7 +80,7 @@ node_jail_ns() {
 # node an update renames a new file over it; in a container (podman,
 # Kubernetes) it is a bind mount of the runtime's file, which the runtime
 # rewrites in place (a rename over a mount point fails with EBUSY).
-resolv_conf_is_mounted() { in_node1 findmnt -rn --mountpoint /etc/resolv.conf >/dev/null; }
+resolv_conf_is_mounted() { on_node node1 findmnt -rn --mountpoint /etc/resolv.conf >/dev/null; }
 
 # replace_resolv_conf FILE: FILE's content becomes /etc/resolv.conf's, as the
 # node's own updater would put it there.

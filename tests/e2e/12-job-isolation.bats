@@ -14,8 +14,7 @@ setup() {
 }
 
 teardown() {
-    cancel_test_jobs
-    ush_other "scancel -u $OTHER_UID" || true
+    cancel_both_users_jobs
     pkill -u "$TEST_UID" -f 'sleep 91[0-9]$' || true
 }
 

@@ -33,7 +33,7 @@ setup() {
 }
 
 teardown() {
-    echo "$PLUGSTACK_LINE" >"$STATE/etc/plugstack.conf"
+    set_plugstack "$PLUGSTACK_LINE"
     rm -rf "$STATE/nodes/node2/run/mps-shm" "$STATE/nodes/node2/run/mps-pipe"
     "$LC" fake-driver node1 550.54.15 >&2
     "$LC" fake-driver node2 570.124.06 >&2
@@ -151,7 +151,7 @@ assert_driver() {
     assert_output --partial "libcuda.so.1: cannot open shared object file"
     run on node2 nvidia-smi
     assert_failure
-    echo "$PLUGSTACK_LINE gpu=on" >"$STATE/etc/plugstack.conf"
+    set_plugstack "$PLUGSTACK_LINE gpu=on"
     run ush "srun -w node2 sh -c 'touch $HOME_IN_JAIL/$canary; echo TASK-RAN'"
     assert_failure
     refute_output --partial TASK-RAN
@@ -160,7 +160,7 @@ assert_driver() {
     # node1 still has its driver: gpu=on is met there.
     assert_driver node1 550.54.15 12040
     # A driver root named with gpu_driver_root= must have it.
-    echo "$PLUGSTACK_LINE gpu=on gpu_driver_root=/run/nvidia/driver" >"$STATE/etc/plugstack.conf"
+    set_plugstack "$PLUGSTACK_LINE gpu=on gpu_driver_root=/run/nvidia/driver"
     run on node1 "echo TASK-RAN"
     assert_failure
     refute_output --partial TASK-RAN
@@ -175,7 +175,7 @@ assert_driver() {
     local shm=/run/slurm-jail/mps-shm host_shm=$STATE/nodes/node2/run/mps-shm
     install -d -m 1777 "$host_shm"
     echo "from the MPS server" >"$host_shm/cuda.shm.server"
-    echo "$PLUGSTACK_LINE gpu_mps_shm=$shm" >"$STATE/etc/plugstack.conf"
+    set_plugstack "$PLUGSTACK_LINE gpu_mps_shm=$shm"
     # While the job runs (its end removes what the user left in DIR): it
     # reads the server's file and its own lands in the node's DIR, the user's.
     rm -f "$HOST_HOME/e2e-mps-read"
@@ -203,7 +203,7 @@ assert_driver() {
 # any task runs, with the fix; once DIR is gone, jobs have their own /dev/shm.
 @test "gpu_mps_shm=DIR that is a symlink or a user's directory: the job fails and names the fix" {
     local shm=/run/slurm-jail/mps-shm host_shm=$STATE/nodes/node2/run/mps-shm
-    echo "$PLUGSTACK_LINE gpu_mps_shm=$shm" >"$STATE/etc/plugstack.conf"
+    set_plugstack "$PLUGSTACK_LINE gpu_mps_shm=$shm"
     ln -sfn /etc "$host_shm"
     run on node2 "sh -c 'ls /dev/shm; echo TASK-RAN'"
     assert_failure
@@ -229,26 +229,25 @@ assert_driver() {
 @test "slurm-jail-check on a node with an MPS daemon: a warning without gpu_mps_shm= or when it is no tmpfs, a problem when it is a symlink" {
     local check=$CLUSTER_BUILD/plugin/jail_check/slurm-jail-check
     local node_run=$STATE/nodes/node2/run line="$PLUGSTACK_LINE gpu_mps_dir=/run/slurm-jail/mps-pipe"
-    in_node2() { nsenter -t "$(slurmd_pid node2)" -m -u -n -- "$@"; }
     install -d -m 0755 "$node_run/mps-pipe"
     mkfifo "$node_run/mps-pipe/control"
-    echo "$line" >"$STATE/etc/plugstack.conf"
-    run in_node2 "$check"
+    set_plugstack "$line"
+    run on_node node2 "$check"
     assert_line --partial "WARNING: a node-wide MPS daemon runs (/run/slurm-jail/mps-pipe/control), but gpu_mps_shm= is not set"
     install -d -m 1777 "$node_run/mps-shm"
-    echo "$line gpu_mps_shm=/run/slurm-jail/mps-shm" >"$STATE/etc/plugstack.conf"
+    set_plugstack "$line gpu_mps_shm=/run/slurm-jail/mps-shm"
     # No job's limit applies there: a directory that is not a tmpfs of its
     # own size is a warning, with how to make one.
-    run in_node2 "$check"
+    run on_node node2 "$check"
     assert_line --regexp "^WARNING: gpu_mps_shm=/run/slurm-jail/mps-shm is not a tmpfs: .* -- fix: .*mount -t tmpfs -o size="
-    in_node2 mount -t tmpfs -o size=1m,mode=1777 tmpfs /run/slurm-jail/mps-shm
-    run in_node2 "$check"
-    in_node2 umount /run/slurm-jail/mps-shm
+    on_node node2 mount -t tmpfs -o size=1m,mode=1777 tmpfs /run/slurm-jail/mps-shm
+    run on_node node2 "$check"
+    on_node node2 umount /run/slurm-jail/mps-shm
     refute_output --partial "MPS"
     refute_output --partial "gpu_mps_shm"
     rm -rf "$node_run/mps-shm"
     ln -s /etc "$node_run/mps-shm"
-    run in_node2 "$check"
+    run on_node node2 "$check"
     rm -rf "$node_run/mps-pipe"
     assert_failure
     assert_line --regexp '^PROBLEM: gpu_mps_shm=/run/slurm-jail/mps-shm: .*every job on this node fails'

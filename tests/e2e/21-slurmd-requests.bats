@@ -24,7 +24,7 @@ teardown() {
 @test "the cluster runs job_container/slurm_jail with PrologFlags=Contain" {
     run ush "scontrol show config"
     # Slurm 25.11 renamed the plugin type to namespace.
-    if release_at_least 25.11; then
+    if cluster_release_at_least 25.11; then
         assert_line --regexp '^NamespaceType += namespace/slurm_jail$'
     else
         assert_line --regexp '^JobContainerType += job_container/slurm_jail$'
@@ -86,7 +86,7 @@ payload-$$"
     wait_until 30 test -s "$HOST_HOME/$T/job.out"
     stepd=$(pgrep -f "^slurmstepd: \[$job\.extern\]")
     [ -n "$stepd" ]
-    if release_at_least 25.05; then
+    if cluster_release_at_least 25.05; then
         # From Slurm 25.05 the extern step has no process of its own: the
         # processes pam_slurm_adopt adopts are its only ones (09-ssh).
         run pgrep -P "$stepd"

@@ -44,8 +44,7 @@ setup() {
 teardown() {
     ush 'rm -f .pam_environment e2e-nojob-go' || true
     use_stack refuse
-    cancel_test_jobs
-    ush_other "scancel -u $OTHER_UID" || true
+    cancel_both_users_jobs
 }
 
 NJDIR=${SLURM_JAIL_LOCAL_DIR:-/var/lib/slurm-jail-local}/e2e-ssh-nojob

@@ -42,13 +42,6 @@ init_alive() {
     [ "$(awk '{ sub(/^.*\) /, ""); if ($1 != "Z") print $20 }' "/proc/$pid/stat" 2>/dev/null)" = "$start" ]
 }
 
-# set_plugstack TEXT: what every following step and job epilog reads.
-set_plugstack() {
-    echo "$1" >"$PLUGSTACK.new"
-    chmod 0644 "$PLUGSTACK.new"
-    mv -f "$PLUGSTACK.new" "$PLUGSTACK"
-}
-
 @test "a job whose epilog runs without chroot.so leaves no init, mount or jobs/ entry" {
     run ush "sbatch --parsable -w node1 -o $T/job.out --wrap 'srun true; echo stepped; sleep 4'"
     assert_success

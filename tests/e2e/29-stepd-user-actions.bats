@@ -16,8 +16,7 @@ setup() {
 }
 
 teardown() {
-    cancel_test_jobs
-    ush_other "scancel -u $OTHER_UID" || true
+    cancel_both_users_jobs
     pkill -u "$TEST_UID" -f '^sleep 92[0-9]$' || true
     pkill -u "$OTHER_UID" -f '^sleep 92[0-9]$' || true
     rm -f /var/tmp/e2e-escape-* 2>/dev/null || true

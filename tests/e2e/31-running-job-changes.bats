@@ -20,15 +20,13 @@ teardown() {
     set_plugstack "$PLUGSTACK_LINE"
     cancel_test_jobs
     wait_until 60 node_is_idle node1 || true
-    if [ -n "${PROC_OVER:-}" ]; then in_node1 umount /proc 2>/dev/null || true; fi
+    if [ -n "${PROC_OVER:-}" ]; then on_node node1 umount /proc 2>/dev/null || true; fi
     if [ -n "${BIND_SRC:-}" ]; then
-        in_node1 umount "$BIND_SRC" 2>/dev/null || true
+        on_node node1 umount "$BIND_SRC" 2>/dev/null || true
         rm -rf "$BIND_SRC"
     fi
     remove_drops
 }
-
-in_node1() { nsenter -t "$(slurmd_pid node1)" -m -- "$@"; }
 
 # start_job: a batch job on node1 that writes /tmp/keep in its /tmp and
 # sleeps; JOB is its id once its batch step runs.
@@ -55,14 +53,14 @@ assert_job_kept() {
 @test "a bind source unmounted on the node while a job runs: the job's next step no longer reads it" {
     BIND_SRC=/var/lib/e2e-running-src-$$
     install -d -m 0755 "$BIND_SRC"
-    in_node1 mount -t tmpfs -o size=64k,mode=0755 e2e-revoked "$BIND_SRC"
-    in_node1 sh -c "echo e2e-secret >$BIND_SRC/secret"
+    on_node node1 mount -t tmpfs -o size=64k,mode=0755 e2e-revoked "$BIND_SRC"
+    on_node node1 sh -c "echo e2e-secret >$BIND_SRC/secret"
     set_plugstack "required chroot.so jail=/mnt/jail bind=$BIND_SRC:/opt:ro"
     start_job
     step "cat /opt/secret"
     assert_success
     assert_line e2e-secret
-    in_node1 umount "$BIND_SRC"
+    on_node node1 umount "$BIND_SRC"
     step "ls -A /opt; $KEPT"
     assert_success
     refute_output --partial secret
@@ -90,7 +88,7 @@ assert_job_kept() {
 PROC_OPTS='awk "\$5 == \"/proc\" { print \$NF }" /proc/self/mountinfo'
 
 @test "a /proc with hidepid on the node: the next job's and a running job's next step's /proc have it" {
-    if in_node1 findmnt -rn -o PROPAGATION --mountpoint /proc | grep -q shared; then
+    if on_node node1 findmnt -rn -o PROPAGATION --mountpoint /proc | grep -q shared; then
         echo "node1's /proc propagates to the host here; this test mounts over it" >&2
         return 1
     fi
@@ -99,7 +97,7 @@ PROC_OPTS='awk "\$5 == \"/proc\" { print \$NF }" /proc/self/mountinfo'
     assert_success
     refute_output --partial hidepid=invisible
     PROC_OVER=1
-    in_node1 mount -t proc -o hidepid=invisible,nosuid,nodev,noexec proc /proc
+    on_node node1 mount -t proc -o hidepid=invisible,nosuid,nodev,noexec proc /proc
     run ush "srun -w node1 sh -c '$PROC_OPTS'"
     assert_success
     assert_output --partial hidepid=invisible

@@ -22,8 +22,7 @@ setup() {
     local check=$CLUSTER_BUILD/plugin/jail_check/slurm-jail-check ours=$BATS_TEST_TMPDIR/su
     [ -x "$check" ] || fail "$check is not built"
     # As root where node1's slurmd runs.
-    in_node1() { nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$@"; }
-    run in_node1 "$check"
+    run on_node node1 "$check"
     assert_line --regexp '^(no problems found|[0-9]+ problems?.*)$'
     refute_output --partial "does not enter the jail"
     refute_output --partial "before pam_slurm_jail.so"
@@ -31,7 +30,7 @@ setup() {
     # as this machine's own, Debian's.
     cp "$STATE/pam/su" "$ours"
     cp /etc/pam.d/su "$STATE/pam/su"
-    run in_node1 "$check"
+    run on_node node1 "$check"
     cp "$ours" "$STATE/pam/su"
     assert_failure
     assert_line "PROBLEM: /etc/pam.d/su does not enter the jail (no 'session required pam_slurm_jail.so' line) and slurmd runs on this node: its su for sbatch --get-user-env and --export=NONE runs the user's ~/.bash_profile on the node's own root -- fix: end the session stack of /etc/pam.d/su with 'session required pam_slurm_jail.so node=compute no_job=private' (see pam_slurm_jail(8), SU ON COMPUTE NODES)"
@@ -40,7 +39,6 @@ setup() {
 @test "slurm-jail-check on a compute node whose su can end its session stack, or start systemd --user, before the jail: a problem per line" {
     local check=$CLUSTER_BUILD/plugin/jail_check/slurm-jail-check ours=$BATS_TEST_TMPDIR/su
     local session=$STATE/pam/e2e-common-session
-    in_node1() { nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$@"; }
     cp "$STATE/pam/su" "$ours"
     # An included session file as Debian's common-session with libpam-systemd
     # (pam_systemd), planted here rather than read from this machine, and a
@@ -48,7 +46,7 @@ setup() {
     printf 'session required pam_unix.so\nsession optional pam_systemd.so\n' >"$session"
     sed "s|^\\(session *required *[^ ]*pam_slurm_jail.so\\)|@include $session\\nsession sufficient pam_permit.so\\n\\1|" \
         "$ours" >"$STATE/pam/su"
-    run in_node1 "$check"
+    run on_node node1 "$check"
     cp "$ours" "$STATE/pam/su"
     rm -f "$session"
     assert_failure

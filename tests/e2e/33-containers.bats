@@ -248,14 +248,13 @@ job-shm"
 
 @test "slurm-jail-check on a node ready for containers: no warning; /dev/fuse 0600 and a user without subordinate ids: a warning each; a range holding a user's id: a problem" {
     local check=$CLUSTER_BUILD/plugin/jail_check/slurm-jail-check
-    in_node1() { nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$@"; }
-    run in_node1 "$check"
+    run on_node node1 "$check"
     assert_success
     refute_output --partial WARNING
     cp "$JAIL/etc/subuid" "$BATS_TEST_TMPDIR/subuid"
     sed -i "/^$OTHER_USER:/d" "$JAIL/etc/subuid"
     chmod 0600 "$STATE/nodes/node1/fuse"
-    run in_node1 "$check"
+    run on_node node1 "$check"
     chmod 0666 "$STATE/nodes/node1/fuse"
     cp "$BATS_TEST_TMPDIR/subuid" "$JAIL/etc/subuid"
     assert_success
@@ -265,7 +264,7 @@ job-shm"
     # A range that holds another user's id: its owner's containers could
     # act as that user on the shared jail.
     sed -i "s/^$OTHER_USER:.*/$OTHER_USER:$((TEST_UID - 1)):10/" "$JAIL/etc/subuid"
-    run in_node1 "$check"
+    run on_node node1 "$check"
     cp "$BATS_TEST_TMPDIR/subuid" "$JAIL/etc/subuid"
     assert_failure
     assert_line --regexp "^PROBLEM: $OTHER_USER's subordinate ids $((TEST_UID - 1))-$((TEST_UID + 8)) in /etc/subuid include $TEST_USER's id $TEST_UID: $OTHER_USER's containers can act as $TEST_USER on the shared jail -- fix: "

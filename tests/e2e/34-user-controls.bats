@@ -13,14 +13,12 @@ load helpers
 setup_file() { use_cluster; }
 
 setup() {
-    load_assertions
-    make_test_dir
+    setup_job_test
 }
 
 teardown() {
-    cancel_test_jobs
-    ush_other "scancel -u $OTHER_UID" || true
-    echo "$PLUGSTACK_LINE" >"$STATE/etc/plugstack.conf"
+    cancel_both_users_jobs
+    set_plugstack "$PLUGSTACK_LINE"
     rm -rf "$STATE/nodes/node2/run/mps-shm" "$JAIL/var/tmp/e2e-shared" "$HOST_HOME/e2e-link"
 }
 
@@ -87,11 +85,11 @@ tmpfs"
 }
 
 @test "var_tmp=jail: jobs share the jail's own /var/tmp, as before" {
-    echo "$PLUGSTACK_LINE var_tmp=jail" >"$STATE/etc/plugstack.conf"
+    set_plugstack "$PLUGSTACK_LINE var_tmp=jail"
     run ush "srun -w node1 sh -c 'echo shared >/var/tmp/e2e-shared'"
     assert_success
     assert_equal "$(cat "$JAIL/var/tmp/e2e-shared")" shared
-    echo "$PLUGSTACK_LINE var_tmp=sometimes" >"$STATE/etc/plugstack.conf"
+    set_plugstack "$PLUGSTACK_LINE var_tmp=sometimes"
     run ush "srun -w node1 true"
     assert_failure
     assert_output --partial "var_tmp=sometimes is not a choice; write var_tmp=job"
@@ -107,7 +105,7 @@ tmpfs"
     local shm=/run/slurm-jail/mps-shm host_shm=$STATE/nodes/node2/run/mps-shm mine other
     install -d -m 1777 "$host_shm"
     echo "from the MPS server" >"$host_shm/cuda.shm.server"
-    echo "$PLUGSTACK_LINE gpu_mps_shm=$shm" >"$STATE/etc/plugstack.conf"
+    set_plugstack "$PLUGSTACK_LINE gpu_mps_shm=$shm"
     # slurmd ends jobs with the settings it read when it started.
     restart_slurmd node2
     mine=$(ush "sbatch --parsable -w node2 -o /dev/null --wrap 'echo a >/dev/shm/user-first && exec sleep 305'")
@@ -126,6 +124,6 @@ tmpfs"
     ush_other "scancel $other"
     wait_until 30 test ! -e "$host_shm/other-user"
     assert_equal "$(cat "$host_shm/cuda.shm.server")" "from the MPS server"
-    echo "$PLUGSTACK_LINE" >"$STATE/etc/plugstack.conf"
+    set_plugstack "$PLUGSTACK_LINE"
     restart_slurmd node2
 }

@@ -40,12 +40,12 @@ if [ -n "$RELEASE_ROOTFS" ]; then CLUSTER_BUILD=$CLUSTER_BUILD-$(cat "$STATE/rel
 # The PAM module the SSH tests give sshd: built for the cluster's release.
 PAM_MODULE=$CLUSTER_BUILD/plugin/pam/pam_slurm_jail.so
 # The cluster's Slurm release (major.minor) and a test of it:
-# release_at_least 25.11.
+# cluster_release_at_least 25.11.
 CLUSTER_RELEASE=$(cat "$STATE/release" 2>/dev/null ||
     dpkg-query -W -f='${Version}' slurmd 2>/dev/null | cut -d. -f1,2)
-release_at_least() {
-    [ "$(printf '%s\n' "$1" "$CLUSTER_RELEASE" | sort -V | head -1)" = "$1" ]
-}
+# shellcheck source=hack/lib/slurm-releases.sh
+. "$SLURM_JAIL_ROOT/hack/lib/slurm-releases.sh"
+cluster_release_at_least() { release_at_least "$CLUSTER_RELEASE" "$1"; }
 # Slurm's pam_slurm_adopt.so, as the nodes' root has it (Debian 12 puts it in
 # /lib/security, later releases in the multiarch PAM directory).
 PAM_SLURM_ADOPT=/lib/security/pam_slurm_adopt.so
@@ -89,7 +89,8 @@ sshd_config_for_refusal_tests() {
 # recheck= seconds had passed. A local jail sees the change at once anyway.
 jail_changed_elsewhere() { rm -f "$STATE"/nodes/*/run/jail-probe; }
 
-elapsed_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+# shellcheck source=tests/lib/elapsed.bash
+. "$SLURM_JAIL_ROOT/tests/lib/elapsed.bash"
 
 install_probe() {
     cat >"$JAIL$PROBE" <<PROBE_EOF
@@ -169,6 +170,17 @@ setup_job_test() {
 
 # cancel_test_jobs: a job test's teardown: cancels every job of the test user.
 cancel_test_jobs() { ush "scancel -u $TEST_UID" || true; }
+
+# set_plugstack TEXT: the cluster's plugstack.conf becomes TEXT, for every
+# following step and job epilog; replaced whole (a new file renamed over the
+# old), so that no reader sees it half written. A test that changes it
+# restores it in its teardown: set_plugstack "$PLUGSTACK_LINE".
+set_plugstack() {
+    local conf=$STATE/etc/plugstack.conf
+    echo "$1" >"$conf.new"
+    chmod 0644 "$conf.new"
+    mv -f "$conf.new" "$conf"
+}
 
 # assert_in_jail N: the probe's output shows N tasks in the jail, none on the host.
 assert_in_jail() {
@@ -255,6 +267,12 @@ slurmd_fds() { find "/proc/$(slurmd_pid "$1")/fd" -mindepth 1 | wc -l; }
 OTHER_USER=$LC_USER2
 OTHER_UID=$LC_UID2
 ush_other() { "$LC" run --user "$OTHER_USER" -- bash -c "$1"; }
+# cancel_both_users_jobs: the teardown of a test that runs jobs as both
+# users: cancels every job of the test user and of the second user.
+cancel_both_users_jobs() {
+    cancel_test_jobs
+    ush_other "scancel -u $OTHER_UID" || true
+}
 
 # Where chroot.so keeps a job's namespaces on a node (state=/run/slurm-jail
 # in the node is $STATE/nodes/NODE/run on the host).

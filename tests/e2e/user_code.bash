@@ -87,8 +87,6 @@ assert_ran_in_jail() {
     assert_equal "$(grep -c "^$1-saw-jail$" "$JAIL$JAIL_DROP/ran")" "$2"
 }
 
-set_plugstack() { echo "$1" >"$STATE/etc/plugstack.conf"; }
-
 # The job id in sbatch's output ($output of bats' run).
 submitted_job() { sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p' <<<"$output"; }
 

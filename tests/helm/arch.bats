@@ -10,9 +10,9 @@ load helpers
 load lib/golden
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
     export R=$BATS_FILE_TMPDIR
-    render "$R/mixed.json" -f "$chart/examples/mixed-arch.yaml"
+    render_validated "$R/mixed.json" -f "$chart/examples/mixed-arch.yaml"
 }
 
 teardown() {
@@ -48,7 +48,7 @@ arch_of() {
     [ "$count" -ge 7 ]
     # arch: amd64 given explicitly is the same as the default
     golden_render default - "$BATS_TEST_TMPDIR/d.json" >/dev/null
-    render "$BATS_TEST_TMPDIR/explicit.json" --set nodesets.cpu.arch=amd64 --set nodesetDefaults.arch=amd64
+    render_validated "$BATS_TEST_TMPDIR/explicit.json" --set nodesets.cpu.arch=amd64 --set nodesetDefaults.arch=amd64
     jq -S 'map(if .kind == "Secret" and .metadata.annotations["helm.sh/resource-policy"] == "keep"
                then .data |= map_values("<generated>") else . end)' "$BATS_TEST_TMPDIR/explicit.json" >"$BATS_TEST_TMPDIR/e.json"
     diff -u "$BATS_TEST_TMPDIR/d.json" "$BATS_TEST_TMPDIR/e.json"
@@ -71,7 +71,7 @@ arch_of() {
     run arch_of "$R/mixed.json" Job t-slurm-cluster-populate-jail-arm64
     assert_output arm64
     # slurmdbd and the NCCL CronJob run the amd64 worker image too
-    render "$BATS_TEST_TMPDIR/more.json" -f "$chart/examples/mixed-arch.yaml" --set accounting.enabled=true \
+    render_validated "$BATS_TEST_TMPDIR/more.json" -f "$chart/examples/mixed-arch.yaml" --set accounting.enabled=true \
         --set accounting.mariadb.enabled=true --set healthChecks.nccl.enabled=true
     run arch_of "$BATS_TEST_TMPDIR/more.json" StatefulSet t-slurm-cluster-slurmdbd
     assert_output amd64
@@ -92,17 +92,17 @@ arch_of() {
             fail "$2 does not run the amd64 $3 image"
     done
     # image.tag: the arm64 images are that tag plus -arm64
-    render "$BATS_TEST_TMPDIR/tag.json" -f "$chart/examples/mixed-arch.yaml" --set image.tag=site7
+    render_validated "$BATS_TEST_TMPDIR/tag.json" -f "$chart/examples/mixed-arch.yaml" --set image.tag=site7
     pod_spec "$BATS_TEST_TMPDIR/tag.json" StatefulSet t-slurm-cluster-gh200 |
         jq -e '.containers[0].image == "registry.example.com/hpc/slurm-jail/worker:site7-arm64"' >/dev/null
     # a multi-arch manifest given as jail.populate.image serves both jails;
     # jail.arm64.populate.image wins for arm64; a nodeset's image is its own
-    render "$BATS_TEST_TMPDIR/o.json" -f "$chart/examples/mixed-arch.yaml" --set jail.populate.image=reg/pj:multi \
+    render_validated "$BATS_TEST_TMPDIR/o.json" -f "$chart/examples/mixed-arch.yaml" --set jail.populate.image=reg/pj:multi \
         --set nodesets.gh200.image=reg/worker:multi
     pod_spec "$BATS_TEST_TMPDIR/o.json" Job t-slurm-cluster-populate-jail-arm64 | jq -e '.containers[0].image == "reg/pj:multi"' >/dev/null
     pod_spec "$BATS_TEST_TMPDIR/o.json" Job t-slurm-cluster-populate-jail | jq -e '.containers[0].image == "reg/pj:multi"' >/dev/null
     pod_spec "$BATS_TEST_TMPDIR/o.json" StatefulSet t-slurm-cluster-gh200 | jq -e '.containers[0].image == "reg/worker:multi"' >/dev/null
-    render "$BATS_TEST_TMPDIR/o2.json" -f "$chart/examples/mixed-arch.yaml" --set jail.populate.image=reg/pj:amd64-only \
+    render_validated "$BATS_TEST_TMPDIR/o2.json" -f "$chart/examples/mixed-arch.yaml" --set jail.populate.image=reg/pj:amd64-only \
         --set jail.arm64.populate.image=reg/pj:arm64-only
     pod_spec "$BATS_TEST_TMPDIR/o2.json" Job t-slurm-cluster-populate-jail-arm64 | jq -e '.containers[0].image == "reg/pj:arm64-only"' >/dev/null
     pod_spec "$BATS_TEST_TMPDIR/o2.json" Job t-slurm-cluster-populate-jail | jq -e '.containers[0].image == "reg/pj:amd64-only"' >/dev/null
@@ -119,14 +119,14 @@ arch_of() {
     run jq -r '[.[] | select(.kind == "PersistentVolumeClaim") | .metadata.name] | sort | join(" ")' "$R/mixed.json"
     assert_output "t-slurm-cluster-jail t-slurm-cluster-jail-arm64"
     # size and StorageClass default to the amd64 jail's
-    render "$BATS_TEST_TMPDIR/d.json" -f "$chart/examples/mixed-arch.yaml" --set jail.arm64.persistence.size= \
+    render_validated "$BATS_TEST_TMPDIR/d.json" -f "$chart/examples/mixed-arch.yaml" --set jail.arm64.persistence.size= \
         --set jail.arm64.persistence.storageClassName=fast
     obj "$BATS_TEST_TMPDIR/d.json" PersistentVolumeClaim t-slurm-cluster-jail-arm64 |
         jq -e '.spec.resources.requests.storage == "200Gi" and .spec.storageClassName == "fast"' >/dev/null
 }
 
 @test "mixed cluster: the arm64 populate-jail Job fills the arm64 claim with jail.populate's settings, after the PVC exists" {
-    render "$BATS_TEST_TMPDIR/p.json" -f "$chart/examples/mixed-arch.yaml" --set 'jail.populate.preserve={/opt/site}' \
+    render_validated "$BATS_TEST_TMPDIR/p.json" -f "$chart/examples/mixed-arch.yaml" --set 'jail.populate.preserve={/opt/site}' \
         --set jail.populate.dryRun=true --set jail.populate.backoffLimit=5
     obj "$BATS_TEST_TMPDIR/p.json" Job t-slurm-cluster-populate-jail-arm64 | jq -e '
         .spec.backoffLimit == 5
@@ -141,7 +141,7 @@ arch_of() {
     obj "$R/mixed.json" Job t-slurm-cluster-populate-jail |
         jq -e '.metadata.annotations["helm.sh/hook"] == "pre-install,pre-upgrade"' >/dev/null
     # a claim of your own exists beforehand: the Job runs before the workers, as the amd64 one
-    render "$BATS_TEST_TMPDIR/e.json" -f "$chart/examples/mixed-arch.yaml" --set jail.arm64.persistence.existingClaim=grace-jail
+    render_validated "$BATS_TEST_TMPDIR/e.json" -f "$chart/examples/mixed-arch.yaml" --set jail.arm64.persistence.existingClaim=grace-jail
     obj "$BATS_TEST_TMPDIR/e.json" Job t-slurm-cluster-populate-jail-arm64 | jq -e '
         .metadata.annotations["helm.sh/hook"] == "pre-install,pre-upgrade"
         and .spec.template.spec.volumes[0].persistentVolumeClaim.claimName == "grace-jail"' >/dev/null
@@ -150,7 +150,7 @@ arch_of() {
     pod_spec "$BATS_TEST_TMPDIR/e.json" StatefulSet t-slurm-cluster-gh200 |
         jq -e '.volumes[] | select(.name == "jail") | .persistentVolumeClaim.claimName == "grace-jail"' >/dev/null
     # no populate Jobs at all with jail.populate.enabled false (and a claim of your own)
-    render "$BATS_TEST_TMPDIR/n.json" -f "$chart/examples/mixed-arch.yaml" --set jail.arm64.persistence.existingClaim=grace-jail \
+    render_validated "$BATS_TEST_TMPDIR/n.json" -f "$chart/examples/mixed-arch.yaml" --set jail.arm64.persistence.existingClaim=grace-jail \
         --set jail.populate.enabled=false
     run jq -r '[.[] | select(.kind == "Job")] | length' "$BATS_TEST_TMPDIR/n.json"
     assert_output 0
@@ -211,7 +211,7 @@ arch_of() {
 }
 
 @test "mixed cluster: the arm64 line keeps plugin.extraArgs (binds are added, GPU settings replace) and CPU-only arm64 nodesets get one too" {
-    render "$BATS_TEST_TMPDIR/x.json" -f "$chart/examples/mixed-arch.yaml" --set 'plugin.extraArgs={bind=/dev/infiniband,gpu=off}' \
+    render_validated "$BATS_TEST_TMPDIR/x.json" -f "$chart/examples/mixed-arch.yaml" --set 'plugin.extraArgs={bind=/dev/infiniband,gpu=off}' \
         --set healthChecks.nccl.enabled=true --set nodesets.armcpu.arch=arm64 --set nodesets.gh200.gpuDriverRoot=/run/nvidia/driver
     run cm_data "$BATS_TEST_TMPDIR/x.json" t-slurm-cluster-slurm-config plugstack-gh200.conf
     assert_output 'required chroot.so jail=/mnt/jail bind=/home bind=/etc/slurm-jail:/etc/slurm-jail:ro bind=/dev/infiniband gpu=on gpu_driver_root=/run/nvidia/driver'
@@ -228,7 +228,7 @@ arch_of() {
 }
 
 @test "nodesetDefaults.arch arm64: every nodeset on arm64; controller and login still on amd64 with the amd64 jail" {
-    render "$BATS_TEST_TMPDIR/a.json" --set nodesetDefaults.arch=arm64
+    render_validated "$BATS_TEST_TMPDIR/a.json" --set nodesetDefaults.arch=arm64
     run arch_of "$BATS_TEST_TMPDIR/a.json" StatefulSet t-slurm-cluster-cpu
     assert_output arm64
     run arch_of "$BATS_TEST_TMPDIR/a.json" StatefulSet t-slurm-cluster-controller

@@ -8,7 +8,7 @@
 load helpers
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
 }
 
 # refused VALUES_YAML MESSAGE...: helm template must fail and print every MESSAGE.

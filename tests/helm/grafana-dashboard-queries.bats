@@ -27,7 +27,7 @@ load ../health/fake_dcgmi
 . "$BATS_TEST_DIRNAME/../lib/prometheus.bash"
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
     export R=$BATS_FILE_TMPDIR
     local build=${SLURM_JAIL_BUILD_DIR:-$root/build}
     export GPU_CHECK=$build/health/slurm-jail-gpu-check FAKE_NVML=$build/tests/health/fake-nvml/libnvidia-ml.so.1
@@ -36,7 +36,7 @@ setup_file() {
     need_built slurm-jail-nccl-check "$NCCL_CHECK"
     need_built fake_nvml "$FAKE_NVML"
 
-    render "$R/on.json" --set healthChecks.grafanaDashboard.enabled=true
+    render_validated "$R/on.json" --set healthChecks.grafanaDashboard.enabled=true
     cm_data "$R/on.json" t-slurm-cluster-health-dashboard slurm-jail-health.json >"$R/dashboard.json"
     node "$chart/hack/health-dashboard.js" --metrics >"$R/metrics.json"
 

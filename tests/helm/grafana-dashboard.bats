@@ -9,9 +9,9 @@
 load helpers
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
     export R=$BATS_FILE_TMPDIR
-    render "$R/on.json" --set healthChecks.grafanaDashboard.enabled=true
+    render_validated "$R/on.json" --set healthChecks.grafanaDashboard.enabled=true
     cm_data "$R/on.json" t-slurm-cluster-health-dashboard slurm-jail-health.json >"$R/dashboard.json"
 }
 
@@ -20,7 +20,7 @@ check_schema() { # DASHBOARD.json
 }
 
 @test "off by default: no dashboard ConfigMap" {
-    render "$BATS_TEST_TMPDIR/default.json"
+    render_validated "$BATS_TEST_TMPDIR/default.json"
     run jq -e '[.[] | select(.kind == "ConfigMap" and (.metadata.labels.grafana_dashboard != null))] == []' \
         "$BATS_TEST_TMPDIR/default.json"
     assert_success
@@ -34,7 +34,7 @@ check_schema() { # DASHBOARD.json
            and (.metadata.annotations == null) and (.data | keys) == ["slurm-jail-health.json"]' <<<"$output"
     cmp "$R/dashboard.json" "$chart/files/dashboards/slurm-jail-health.json"
     # the sidecar's label, the folder annotation and Grafana's namespace are the user's
-    render "$BATS_TEST_TMPDIR/x.json" --set healthChecks.grafanaDashboard.enabled=true \
+    render_validated "$BATS_TEST_TMPDIR/x.json" --set healthChecks.grafanaDashboard.enabled=true \
         --set healthChecks.grafanaDashboard.sidecarLabel=example.com/dashboard \
         --set-string healthChecks.grafanaDashboard.sidecarLabelValue=yes \
         --set healthChecks.grafanaDashboard.annotations.grafana_folder=Slurm \

@@ -9,10 +9,10 @@
 load helpers
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
     export R=$BATS_FILE_TMPDIR
-    render "$R/cpu.json" -f "$chart/examples/cpu-only.yaml"
-    render "$R/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml"
+    render_validated "$R/cpu.json" -f "$chart/examples/cpu-only.yaml"
+    render_validated "$R/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml"
 }
 
 # script FILE: the rendered health-check script, made executable, its path on stdout.
@@ -93,7 +93,7 @@ setup() {
 }
 
 @test "jailCheck false: no jail check anywhere; a CPU-only cluster then has no HealthCheckProgram" {
-    render "$BATS_TEST_TMPDIR/off.json" -f "$chart/examples/cpu-only.yaml" --set healthChecks.jailCheck=false
+    render_validated "$BATS_TEST_TMPDIR/off.json" -f "$chart/examples/cpu-only.yaml" --set healthChecks.jailCheck=false
     run grep -c '^HealthCheck' <(cm_data "$BATS_TEST_TMPDIR/off.json" t-slurm-cluster-slurm-config slurm.conf)
     assert_output 0
     hc=$(script "$BATS_TEST_TMPDIR/off.json")
@@ -101,7 +101,7 @@ setup() {
     assert_success
     run calls
     assert_output ""
-    render "$BATS_TEST_TMPDIR/gpu-off.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.jailCheck=false
+    render_validated "$BATS_TEST_TMPDIR/gpu-off.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.jailCheck=false
     hc=$(script "$BATS_TEST_TMPDIR/gpu-off.json")
     SLURMD_NODENAME=t-slurm-cluster-h100-0 run "$hc"
     assert_success
@@ -110,7 +110,7 @@ setup() {
 }
 
 @test "options pass through: fsCheckCommand, fsCheck as the [fs-check] section of health.conf, interval and node state" {
-    render "$BATS_TEST_TMPDIR/o.json" -f "$chart/examples/cpu-only.yaml" \
+    render_validated "$BATS_TEST_TMPDIR/o.json" -f "$chart/examples/cpu-only.yaml" \
         --set healthChecks.fsCheckCommand=/opt/site/fs-check --set healthChecks.fsCheck.timeout=20 \
         --set healthChecks.fsCheck.drain-after=2 --set healthChecks.fsCheck.dry-run=true \
         --set healthChecks.interval=120 --set healthChecks.nodeState=IDLE

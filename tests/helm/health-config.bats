@@ -8,9 +8,9 @@
 load helpers
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
     export R=$BATS_FILE_TMPDIR
-    render "$R/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml"
+    render_validated "$R/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml"
     cm_data "$R/gpu.json" t-slurm-cluster-health-config health.conf >"$R/health.conf"
 }
 
@@ -46,7 +46,7 @@ need() { need_built "$1" "$hb/$1"; } # PROGRAM: build it unless tests/run-all di
 
 @test "slurm-jail-fs-check accepts the chart's [fs-check] section, and refuses a key it does not know" {
     need slurm-jail-fs-check
-    render "$BATS_TEST_TMPDIR/fs.json" -f "$chart/examples/gpu-two-nodesets.yaml" \
+    render_validated "$BATS_TEST_TMPDIR/fs.json" -f "$chart/examples/gpu-two-nodesets.yaml" \
         --set healthChecks.fsCheck.timeout=20 --set healthChecks.fsCheck.drain-after=2
     cm_data "$BATS_TEST_TMPDIR/fs.json" t-slurm-cluster-health-config health.conf >"$BATS_TEST_TMPDIR/fs.conf"
     grep -qx 'timeout = 20' "$BATS_TEST_TMPDIR/fs.conf"
@@ -57,7 +57,7 @@ need() { need_built "$1" "$hb/$1"; } # PROGRAM: build it unless tests/run-all di
     [ "$status" -le 1 ] || fail "exit $status: $output"
     assert_output --regexp '^(ok|FAIL): '
     refute_output --partial "not expected"
-    render "$BATS_TEST_TMPDIR/bad.json" --set healthChecks.fsCheck.timeot=20
+    render_validated "$BATS_TEST_TMPDIR/bad.json" --set healthChecks.fsCheck.timeot=20
     cm_data "$BATS_TEST_TMPDIR/bad.json" t-slurm-cluster-health-config health.conf >"$BATS_TEST_TMPDIR/bad.conf"
     run "$hb/slurm-jail-fs-check" --config "$BATS_TEST_TMPDIR/bad.conf" --jail "$BATS_TEST_TMPDIR/jail" --no-drain --node n
     assert_failure
@@ -87,7 +87,7 @@ need() { need_built "$1" "$hb/$1"; } # PROGRAM: build it unless tests/run-all di
 
 @test "a setting the programs do not know is refused by them (the check above can fail)" {
     need slurm-jail-nccl-submit
-    render "$BATS_TEST_TMPDIR/bad.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.nccl.submit.partitions=gpu
+    render_validated "$BATS_TEST_TMPDIR/bad.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.nccl.submit.partitions=gpu
     cm_data "$BATS_TEST_TMPDIR/bad.json" t-slurm-cluster-health-config health.conf >"$BATS_TEST_TMPDIR/bad.conf"
     run "$hb/slurm-jail-nccl-submit" --config "$BATS_TEST_TMPDIR/bad.conf" --dry-run --sinfo /bin/true --sbatch /bin/false
     assert_failure

@@ -9,10 +9,10 @@
 load helpers
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
     export R=$BATS_FILE_TMPDIR
-    render "$R/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml"
-    render "$R/on.json" -f "$chart/examples/gpu-two-nodesets.yaml" \
+    render_validated "$R/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml"
+    render_validated "$R/on.json" -f "$chart/examples/gpu-two-nodesets.yaml" \
         --set healthChecks.ncclFabric.enabled=true --set healthChecks.gate=true \
         --set-string healthChecks.ncclFabric.schedule="15 5 * * 1" \
         --set healthChecks.ncclFabric.activeDeadlineSeconds=5400 \

@@ -9,17 +9,13 @@ chart=$root/helm/slurm-cluster
 helm_bin=$root/.tools/bin/helm
 export NODE_PATH=$root/.tools/node/node_modules
 
-require_tools() {
-    if [ ! -x "$helm_bin" ] || [ ! -d "$NODE_PATH/kubernetes-models" ]; then
-        echo "helm or kubernetes-models missing under $root/.tools: run hack/deps/helm.sh" >&2
-        return 1
-    fi
-}
+# shellcheck source=tests/lib/helm_tools.bash
+. "$root/tests/lib/helm_tools.bash"
 
-# render OUT.json [helm template args...]: render the chart (release "t" in
+# render_validated OUT.json [helm template args...]: render the chart (release "t" in
 # namespace "hpc"), validate every object against the Kubernetes schemas and
 # write them as a JSON array.
-render() {
+render_validated() {
     local out=$1
     shift
     "$helm_bin" template t "$chart" --namespace hpc "$@" >"$out.yaml"

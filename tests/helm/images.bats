@@ -9,10 +9,10 @@
 load helpers
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
     export R=$BATS_FILE_TMPDIR
     # image.registry=localhost: the refs the images suite builds with podman
-    render "$R/all.json" -f "$chart/examples/gpu-two-nodesets.yaml" \
+    render_validated "$R/all.json" -f "$chart/examples/gpu-two-nodesets.yaml" \
         --set image.registry=localhost --set accounting.enabled=true --set accounting.mariadb.enabled=true
 }
 

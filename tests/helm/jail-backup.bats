@@ -10,7 +10,7 @@
 load helpers
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
     export R=$BATS_FILE_TMPDIR
     cat >"$R/on.yaml" <<'EOF'
 jail:
@@ -31,7 +31,7 @@ EOF
 render_backup() {
     local out=$1
     shift
-    render "$out" --show-only templates/jail/backup-cronjob.yaml "$@"
+    render_validated "$out" --show-only templates/jail/backup-cronjob.yaml "$@"
 }
 
 cronjob() { obj "$1" CronJob t-slurm-cluster-jail-backup; }

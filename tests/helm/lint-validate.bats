@@ -7,7 +7,7 @@
 load helpers
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
 }
 
 lint_and_validate() {
@@ -16,7 +16,7 @@ lint_and_validate() {
     run "$helm_bin" lint --strict "$chart" "${args[@]}"
     assert_success
     assert_output --partial "0 chart(s) failed"
-    run render "$BATS_TEST_TMPDIR/out.json" "${args[@]}"
+    run render_validated "$BATS_TEST_TMPDIR/out.json" "${args[@]}"
     assert_success
     assert_output --regexp "[0-9]+ objects checked, 0 invalid"
     # every object kind we render must be present, and nothing unvalidated

@@ -32,7 +32,7 @@ load helpers
     diff "$BATS_TEST_TMPDIR/my-values.yaml" "$chart/examples/minimal.yaml"
     run "$helm_bin" lint --strict "$chart" -f "$BATS_TEST_TMPDIR/my-values.yaml"
     assert_success
-    run render "$BATS_TEST_TMPDIR/out.json" -f "$BATS_TEST_TMPDIR/my-values.yaml"
+    run render_validated "$BATS_TEST_TMPDIR/out.json" -f "$BATS_TEST_TMPDIR/my-values.yaml"
     assert_success
     obj "$BATS_TEST_TMPDIR/out.json" StatefulSet t-slurm-cluster-login | jq -e '.spec.template.spec.containers[0].image == "registry.example.com/hpc/slurm-jail/login:0.1.0-slurm24.11"' >/dev/null
 }

@@ -7,14 +7,14 @@
 load helpers
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
     export R=$BATS_FILE_TMPDIR
     local rel
     for rel in 22.05 24.11 26.05; do
-        render "$R/$rel.json" --set-string slurm.release="$rel"
-        render "$R/$rel-gpu.json" --set-string slurm.release="$rel" -f "$chart/examples/gpu-two-nodesets.yaml"
+        render_validated "$R/$rel.json" --set-string slurm.release="$rel"
+        render_validated "$R/$rel-gpu.json" --set-string slurm.release="$rel" -f "$chart/examples/gpu-two-nodesets.yaml"
     done
-    render "$R/default.json"
+    render_validated "$R/default.json"
 }
 
 # images FILE: the slurm-jail image references of a render, sorted, unique.
@@ -65,7 +65,7 @@ OUT
 @test "slurmConfig.jobContainer false: neither line on any release" {
     local rel
     for rel in 22.05 26.05; do
-        render "$BATS_TEST_TMPDIR/off.json" --set-string slurm.release="$rel" --set slurmConfig.jobContainer=false
+        render_validated "$BATS_TEST_TMPDIR/off.json" --set-string slurm.release="$rel" --set slurmConfig.jobContainer=false
         run slurm_conf "$BATS_TEST_TMPDIR/off.json"
         refute_line --partial JobContainerType
         refute_line --partial NamespaceType
@@ -74,7 +74,7 @@ OUT
 }
 
 @test "a release given as a number (--set slurm.release=26.05) is the release it spells" {
-    render "$BATS_TEST_TMPDIR/n.json" --set slurm.release=26.05
+    render_validated "$BATS_TEST_TMPDIR/n.json" --set slurm.release=26.05
     run slurm_conf "$BATS_TEST_TMPDIR/n.json"
     assert_line NamespaceType=namespace/slurm_jail
     run images "$BATS_TEST_TMPDIR/n.json"
@@ -82,7 +82,7 @@ OUT
 }
 
 @test "image.tag replaces the release's tag; slurm.conf still follows slurm.release" {
-    render "$BATS_TEST_TMPDIR/t.json" --set-string slurm.release=26.05 --set image.tag=site-build-7
+    render_validated "$BATS_TEST_TMPDIR/t.json" --set-string slurm.release=26.05 --set image.tag=site-build-7
     run images "$BATS_TEST_TMPDIR/t.json"
     assert_output - <<'OUT'
 slurm-jail/login:site-build-7

@@ -6,14 +6,14 @@
 load helpers
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
     export R=$BATS_FILE_TMPDIR
-    render "$R/default.json"
-    render "$R/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml"
-    render "$R/acct.json" -f "$chart/examples/accounting.yaml"
-    render "$R/acct-ext.json" -f "$chart/examples/accounting-external.yaml"
-    render "$R/lb.json" -f "$chart/examples/loadbalancer-login.yaml"
-    render "$R/cpu.json" -f "$chart/examples/cpu-only.yaml"
+    render_validated "$R/default.json"
+    render_validated "$R/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml"
+    render_validated "$R/acct.json" -f "$chart/examples/accounting.yaml"
+    render_validated "$R/acct-ext.json" -f "$chart/examples/accounting-external.yaml"
+    render_validated "$R/lb.json" -f "$chart/examples/loadbalancer-login.yaml"
+    render_validated "$R/cpu.json" -f "$chart/examples/cpu-only.yaml"
 }
 
 @test "plugstack.conf holds exactly the contract's plugin line" {
@@ -30,7 +30,7 @@ setup_file() {
     assert_output "required chroot.so jail=/mnt/jail bind=/etc/slurm-jail:/etc/slurm-jail:ro bind=/dev/infiniband"
     run cm_data "$R/lb.json" t-slurm-cluster-slurm-config plugstack.conf
     assert_output "required chroot.so jail=/mnt/jail"
-    render "$BATS_TEST_TMPDIR/x.json" --set-string plugin.extraConfig=$'optional other.so x=1\ninclude /etc/slurm/plugstack.d/*.conf'
+    render_validated "$BATS_TEST_TMPDIR/x.json" --set-string plugin.extraConfig=$'optional other.so x=1\ninclude /etc/slurm/plugstack.d/*.conf'
     run cm_data "$BATS_TEST_TMPDIR/x.json" t-slurm-cluster-slurm-config plugstack.conf
     assert_output $'required chroot.so jail=/mnt/jail\noptional other.so x=1\ninclude /etc/slurm/plugstack.d/*.conf'
 }
@@ -59,7 +59,7 @@ volume_of() {
 }
 
 @test "GPU nodesets: gpuDriverRoot mounts the node's driver root and names it; gpuDriver overrides the mode and plugin.extraArgs" {
-    render "$BATS_TEST_TMPDIR/x.json" \
+    render_validated "$BATS_TEST_TMPDIR/x.json" \
         --set nodesets.gpu.gpus=8 --set nodesets.gpu.gpuDriverRoot=/run/nvidia/driver \
         --set nodesets.old.gpus=4 --set nodesets.old.gpuDriver=off \
         --set nodesets.cpu.gpuDriver=auto --set 'plugin.extraArgs={gpu=off,bind=/srv}' \
@@ -116,7 +116,7 @@ dynamic_conf() {
 }
 
 @test "scaling a nodeset changes no Slurm config file and does not restart slurmctld" {
-    render "$BATS_TEST_TMPDIR/five.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set nodesets.h100.replicas=5 --set nodesets.cpu.replicas=0
+    render_validated "$BATS_TEST_TMPDIR/five.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set nodesets.h100.replicas=5 --set nodesets.cpu.replicas=0
     [ "$(obj "$BATS_TEST_TMPDIR/five.json" ConfigMap t-slurm-cluster-slurm-config | jq -c .data)" = "$(obj "$R/gpu.json" ConfigMap t-slurm-cluster-slurm-config | jq -c .data)" ]
     [ "$(obj "$BATS_TEST_TMPDIR/five.json" ConfigMap t-slurm-cluster-scripts | jq -c .data)" = "$(obj "$R/gpu.json" ConfigMap t-slurm-cluster-scripts | jq -c .data)" ]
     checksum() { obj "$1" StatefulSet t-slurm-cluster-controller | jq -r '.spec.template.metadata.annotations["checksum/slurm-config"]'; }
@@ -181,7 +181,7 @@ OUT
     conf=$(cm_data "$R/default.json" t-slurm-cluster-slurm-config slurm.conf)
     grep -qx 'JobContainerType=job_container/slurm_jail' <<<"$conf"
     grep -qx 'PrologFlags=Contain' <<<"$conf"
-    render "$BATS_TEST_TMPDIR/x.json" --set slurmConfig.jobContainer=false
+    render_validated "$BATS_TEST_TMPDIR/x.json" --set slurmConfig.jobContainer=false
     conf=$(cm_data "$BATS_TEST_TMPDIR/x.json" t-slurm-cluster-slurm-config slurm.conf)
     run grep -E '^(JobContainerType|PrologFlags)=' <<<"$conf"
     assert_failure
@@ -194,8 +194,8 @@ OUT
 }
 
 @test "jailCheck off: HealthCheckProgram only when a nodeset has GPUs, and it runs the GPU check only on those nodes" {
-    render "$BATS_TEST_TMPDIR/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.jailCheck=false
-    render "$BATS_TEST_TMPDIR/default.json" --set healthChecks.jailCheck=false
+    render_validated "$BATS_TEST_TMPDIR/gpu.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.jailCheck=false
+    render_validated "$BATS_TEST_TMPDIR/default.json" --set healthChecks.jailCheck=false
     conf=$(cm_data "$BATS_TEST_TMPDIR/gpu.json" t-slurm-cluster-slurm-config slurm.conf)
     grep -qx 'HealthCheckProgram=/opt/slurm-jail-chart/health-check' <<<"$conf"
     grep -qx 'HealthCheckInterval=600' <<<"$conf"
@@ -226,10 +226,10 @@ OUT
 @test "the GPU check path comes from healthChecks.gpuCheckCommand" {
     run cm_data "$R/gpu.json" t-slurm-cluster-scripts health-check
     assert_output --partial '"${SLURM_JAIL_GPU_CHECK:-/usr/sbin/slurm-jail-gpu-check}"; gpu=$?'
-    render "$BATS_TEST_TMPDIR/p.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.gpuCheckCommand=/opt/site/gpu-check
+    render_validated "$BATS_TEST_TMPDIR/p.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.gpuCheckCommand=/opt/site/gpu-check
     run cm_data "$BATS_TEST_TMPDIR/p.json" t-slurm-cluster-scripts health-check
     assert_output --partial '"${SLURM_JAIL_GPU_CHECK:-/opt/site/gpu-check}"; gpu=$?'
-    render "$BATS_TEST_TMPDIR/off.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.gpuCheckCommand=/opt/site/gpu-check --set healthChecks.jailCheck=false
+    render_validated "$BATS_TEST_TMPDIR/off.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.gpuCheckCommand=/opt/site/gpu-check --set healthChecks.jailCheck=false
     run cm_data "$BATS_TEST_TMPDIR/off.json" t-slurm-cluster-scripts health-check
     assert_output --partial 'exec "${SLURM_JAIL_GPU_CHECK:-/opt/site/gpu-check}"'
 }
@@ -265,7 +265,7 @@ OUT
     jq -e '.spec.jobTemplate.spec.activeDeadlineSeconds == 10800' <<<"$cj" >/dev/null
     jq -e '.spec.jobTemplate.spec.template.spec.containers[0].command == ["/opt/slurm-jail-chart/with-munge", "/usr/sbin/slurm-jail-nccl-submit", "--sbatch-arg=--output=/root/nccl-check-%N-%j.out"]' <<<"$cj" >/dev/null
     jq -e '.spec.jobTemplate.spec.template.spec.containers[0].volumeMounts | any(.mountPath == "/etc/slurm-jail" and .name == "health-config")' <<<"$cj" >/dev/null
-    render "$BATS_TEST_TMPDIR/s.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.nccl.suspend=true --set-string healthChecks.nccl.schedule="@daily"
+    render_validated "$BATS_TEST_TMPDIR/s.json" -f "$chart/examples/gpu-two-nodesets.yaml" --set healthChecks.nccl.suspend=true --set-string healthChecks.nccl.schedule="@daily"
     obj "$BATS_TEST_TMPDIR/s.json" CronJob t-slurm-cluster-nccl-check | jq -e '.spec.suspend == true and .spec.schedule == "@daily"' >/dev/null
 }
 
@@ -289,7 +289,7 @@ OUT
     jq -e '.hostUsers == false' <<<"$spec" >/dev/null
     jq -e '.containers[0].securityContext == {"procMount": "Unmasked", "capabilities": {"add": ["SYS_ADMIN"]}}' <<<"$spec" >/dev/null ||
         fail "login: $(jq -c .containers[0].securityContext <<<"$spec")"
-    render "$BATS_TEST_TMPDIR/p.json" --set-json 'login.securityContext={"privileged":true}'
+    render_validated "$BATS_TEST_TMPDIR/p.json" --set-json 'login.securityContext={"privileged":true}'
     spec=$(obj "$BATS_TEST_TMPDIR/p.json" StatefulSet t-slurm-cluster-login | jq .spec.template.spec)
     jq -e 'has("hostUsers") | not' <<<"$spec" >/dev/null
     jq -e '.containers[0].securityContext == {"privileged": true}' <<<"$spec" >/dev/null
@@ -311,7 +311,7 @@ OUT
 }
 
 @test "nodesetDefaults merge key by key: false and 0 in an entry win over the defaults" {
-    render "$BATS_TEST_TMPDIR/m.json" --set nodesetDefaults.privileged=true --set nodesets.cpu.privileged=false \
+    render_validated "$BATS_TEST_TMPDIR/m.json" --set nodesetDefaults.privileged=true --set nodesets.cpu.privileged=false \
         --set nodesetDefaults.replicas=5 --set nodesets.other.replicas=0 --set 'partitions[0].name=main' --set 'partitions[0].nodesets={cpu,other}'
     obj "$BATS_TEST_TMPDIR/m.json" StatefulSet t-slurm-cluster-cpu | jq -e '.spec.replicas == 2 and .spec.template.spec.containers[0].securityContext.privileged == false' >/dev/null
     obj "$BATS_TEST_TMPDIR/m.json" StatefulSet t-slurm-cluster-other | jq -e '.spec.replicas == 0 and .spec.template.spec.containers[0].securityContext.privileged == true' >/dev/null
@@ -334,7 +334,7 @@ OUT
         obj "$R/default.json" $o | jq -e '.spec.template.spec as $s | $s.volumes[] | select(.persistentVolumeClaim.claimName == "t-slurm-cluster-jail") | .name as $v | $s.containers[0].volumeMounts | any(.name == $v and .mountPath == "/mnt/jail")' >/dev/null ||
             fail "$o does not mount the jail at /mnt/jail"
     done
-    render "$BATS_TEST_TMPDIR/e.json" --set jail.persistence.existingClaim=site-jail
+    render_validated "$BATS_TEST_TMPDIR/e.json" --set jail.persistence.existingClaim=site-jail
     run jq -e '.[] | select(.kind == "PersistentVolumeClaim")' "$BATS_TEST_TMPDIR/e.json"
     assert_failure
     obj "$BATS_TEST_TMPDIR/e.json" StatefulSet t-slurm-cluster-cpu | jq -e '.spec.template.spec.volumes | any(.persistentVolumeClaim.claimName == "site-jail")' >/dev/null
@@ -347,7 +347,7 @@ OUT
     jq -e '(.metadata.annotations["helm.sh/hook-weight"] | tonumber) > -10' <<<"$job" >/dev/null
     jq -e '.spec.template.spec.containers[0].args == ["--source", "/jail-rootfs", "--target", "/mnt/jail", "--preserve", "/opt/site"]' <<<"$job" >/dev/null
     jq -e '.spec.template.spec.containers[0].image == "registry.example.com/hpc/slurm-jail/populate-jail:0.1.0-slurm24.11"' <<<"$job" >/dev/null
-    render "$BATS_TEST_TMPDIR/d.json" --set jail.populate.dryRun=true
+    render_validated "$BATS_TEST_TMPDIR/d.json" --set jail.populate.dryRun=true
     obj "$BATS_TEST_TMPDIR/d.json" Job t-slurm-cluster-populate-jail | jq -e '.spec.template.spec.containers[0].args[-1] == "--dry-run"' >/dev/null
 }
 
@@ -385,7 +385,7 @@ OUT
         obj "$R/default.json" StatefulSet "$ss" | jq -e '.spec.template.spec as $s | ($s.volumes[] | select(.secret.secretName == "t-slurm-cluster-munge") | .name) as $v | $s.containers[0].volumeMounts | any(.name == $v and .mountPath == "/etc/munge-secret")' >/dev/null ||
             fail "$ss does not mount the munge key at /etc/munge-secret"
     done
-    render "$BATS_TEST_TMPDIR/m.json" --set munge.existingSecret=site-munge
+    render_validated "$BATS_TEST_TMPDIR/m.json" --set munge.existingSecret=site-munge
     run jq -e '.[] | select(.kind == "Secret" and .metadata.name == "t-slurm-cluster-munge")' "$BATS_TEST_TMPDIR/m.json"
     assert_failure
     obj "$BATS_TEST_TMPDIR/m.json" StatefulSet t-slurm-cluster-cpu | jq -e '.spec.template.spec.volumes | any(.secret.secretName == "site-munge")' >/dev/null

@@ -10,7 +10,7 @@
 load helpers
 
 setup_file() {
-    require_tools
+    require_helm_tools "$root" kubernetes-models
 }
 
 setup() {
@@ -69,8 +69,8 @@ data_of() { # FILE SECRET KEY
 }
 
 @test "first install: keys are generated, and differ between two installs" {
-    render "$d/a.json" -f "$chart/examples/accounting.yaml"
-    render "$d/b.json" -f "$chart/examples/accounting.yaml"
+    render_validated "$d/a.json" -f "$chart/examples/accounting.yaml"
+    render_validated "$d/b.json" -f "$chart/examples/accounting.yaml"
     for s in "t-slurm-cluster-munge munge.key" "t-slurm-cluster-ssh-host-keys ssh_host_rsa_key" \
         "t-slurm-cluster-ssh-host-keys ssh_host_ecdsa_key" "t-slurm-cluster-mariadb password"; do
         # shellcheck disable=SC2086
@@ -112,7 +112,7 @@ data_of() { # FILE SECRET KEY
 }
 
 @test "generated Secrets survive helm uninstall (resource-policy keep)" {
-    render "$d/a.json" -f "$chart/examples/accounting.yaml"
+    render_validated "$d/a.json" -f "$chart/examples/accounting.yaml"
     run jq -r '.[] | select(.kind == "Secret" and .metadata.annotations["helm.sh/resource-policy"] == "keep") | .metadata.name' "$d/a.json"
     assert_output $'t-slurm-cluster-munge\nt-slurm-cluster-ssh-host-keys\nt-slurm-cluster-mariadb'
 }

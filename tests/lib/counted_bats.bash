@@ -3,7 +3,8 @@
 # Running other Bats files from a Bats test (tests/compat, tests/shared-fs):
 # their counts and durations go to the TAP stream as comments.
 
-elapsed_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+# shellcheck source=tests/lib/elapsed.bash
+. "${BASH_SOURCE[0]%/*}/elapsed.bash"
 
 # counted_bats LABEL NAME FILE: bats FILE; "# LABEL: NAME: N passed, N failed,
 # N skipped in S s" goes to the TAP stream. It fails, showing FILE's output,

@@ -10,6 +10,8 @@
 # build directories and the jails' rootfs made here (tests/run-all starts
 # compat after this suite when both run).
 
+load ../lib/file_build
+
 releases=(24.11 26.05)
 
 # What setup_file builds: what the .deb ships and the `unit`-labelled suites.
@@ -37,14 +39,10 @@ setup_file() {
         # The release's own build directory (build-REL), away from the
         # host's build: the one 'local-cluster up --slurm REL' then builds
         # its plugins in (e2e-releases.bats), so each release compiles once.
-        (
-            rc=0
+        record_build "build-$rel" "building against Slurm $rel" \
             "$SLURM_JAIL_ROOT/hack/build-release" "$rel" Release \
-                -DSLURM_JAIL_BUILD_BENCH=OFF -DSLURM_JAIL_BUILD_HEALTH=OFF \
-                -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON -- --target "${targets[@]}" \
-                >"$BATS_FILE_TMPDIR/build-$rel.log" 2>&1 || rc=$?
-            echo "$rc" >"$BATS_FILE_TMPDIR/build-$rel.rc"
-        ) &
+            -DSLURM_JAIL_BUILD_BENCH=OFF -DSLURM_JAIL_BUILD_HEALTH=OFF \
+            -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON -- --target "${targets[@]}" &
     done
     wait
 }
@@ -63,16 +61,8 @@ in_release() { # REL CMD...: CMD in that release's root, with the checkout and b
     "$SLURM_JAIL_ROOT/hack/in-release" "$rel" --bind "$SLURM_JAIL_ROOT" --bind "$(build_dir "$rel")" -- "$@"
 }
 
-assert_built() {
-    run cat "$BATS_FILE_TMPDIR/build-$1.rc"
-    if [ "$output" != 0 ]; then
-        tail -40 "$BATS_FILE_TMPDIR/build-$1.log"
-        fail "building against Slurm $1 failed (log above)"
-    fi
-}
-
 check_unit_tests() { # REL
-    assert_built "$1"
+    assert_built "build-$1"
     # shellcheck disable=SC2016 # the inner sh expands its own arguments
     run in_release "$1" sh -c 'cd "$1" && ctest -L unit -j "$(nproc)" --output-on-failure' sh "$(build_dir "$1")"
     assert_success
@@ -90,7 +80,7 @@ check_unit_tests() { # REL
 # its names are read from all of them, in REL's root.
 check_interface() {
     local rel=$1 prefix=$2 file=$3 type=$4 b
-    assert_built "$rel"
+    assert_built "build-$rel"
     b=$(build_dir "$rel")
     [ -f "$b/plugin/job_container/$file" ] || fail "no $file in $b/plugin/job_container"
     # shellcheck disable=SC2016
@@ -109,7 +99,7 @@ check_interface() {
 
 check_deb() { # REL LIBSLURM_PACKAGE
     local rel=$1 lib=$2 b deb
-    assert_built "$rel"
+    assert_built "build-$rel"
     b=$(build_dir "$rel")
     rm -f "$b"/slurm-jail_*.deb
     # shellcheck disable=SC2016

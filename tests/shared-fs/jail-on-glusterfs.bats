@@ -35,10 +35,6 @@ setup() {
     PROBE_MEMO=/run/slurm-jail/step-ops/jail-probe
 }
 
-# in_node1 CMD...: CMD as root in node1's namespaces (where its slurmstepd
-# would run).
-in_node1() { nsenter -t "$(slurmd_pid node1)" -m -u -n -- "$@"; }
-
 # step_ops N GAP_MS [SETTING...]: chroot.so's entry of a step, N times on
 # node1; prints the requests the jail's server served meanwhile, one "FOP
 # COUNT" line each (nothing: none).
@@ -46,7 +42,7 @@ step_ops() {
     local n=$1 gap=$2
     shift 2
     lc_call storage_counts >/dev/null # the counters from now on
-    in_node1 "$STEP_OPS" --steps "$n" --gap-ms "$gap" "${NODE_SETTINGS[@]}" "$@" >"$BATS_TEST_TMPDIR/step-ops.json" ||
+    on_node node1 "$STEP_OPS" --steps "$n" --gap-ms "$gap" "${NODE_SETTINGS[@]}" "$@" >"$BATS_TEST_TMPDIR/step-ops.json" ||
         { cat "$BATS_TEST_TMPDIR/step-ops.json"; return 1; }
     lc_call storage_counts
 }
@@ -142,7 +138,7 @@ step_on_hung_server() {
     sleep "$pause"
     # Into a file: the probe's child, stuck on the server, keeps its output
     # open until GlusterFS gives up on the server; the step does not wait.
-    in_node1 "$STEP_OPS" --steps 1 "$@" build_timeout=5 >"$out" 2>&1 || rc=$?
+    on_node node1 "$STEP_OPS" --steps 1 "$@" build_timeout=5 >"$out" 2>&1 || rc=$?
     took=$(jq -r .longest_seconds "$out")
     kill -CONT "$brick"
     printf '# shared-fs: %s: the step failed after %s s (build_timeout=5)\n' "$label" "$took" >&3
@@ -155,10 +151,10 @@ step_on_hung_server() {
 }
 
 @test "a hung server: a step's probe gives up within build_timeout= with one line naming the filesystem, and the next step after it answers works" {
-    in_node1 rm -f "$PROBE_MEMO" # the last answer is old
+    on_node node1 rm -f "$PROBE_MEMO" # the last answer is old
     step_on_hung_server "hung server" 0 "${NODE_SETTINGS[@]}"
     # Answering again: the next step asks and works, slurmd untouched.
-    wait_until 30 in_node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
+    wait_until 30 on_node node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
     wait_until 30 jail_answers_here
     run ush "srun -w node1 $PROBE"
     assert_success
@@ -168,26 +164,26 @@ step_on_hung_server() {
 @test "jail= below the volume's root: with a hung server the step's walk to the jail waits on nothing, its probe gives up within build_timeout=" {
     # A recent answer (probes are due only every recheck= seconds), from a
     # step on the volume's root.
-    in_node1 rm -f "$PROBE_MEMO"
-    run in_node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
+    on_node node1 rm -f "$PROBE_MEMO"
+    run on_node node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
     assert_success
     # 1.5 s: past the FUSE client's 1 s entry timeout, the jail's last
     # component, below the volume's root, is no longer the kernel's to answer.
     step_on_hung_server "hung server, jail= below the root" 1.5 \
         jail=/mnt/jail/usr state=/run/slurm-jail/step-ops
-    wait_until 30 in_node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
+    wait_until 30 on_node node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
 }
 
 @test "a stopped server: a step's probe fails at once with one line naming the filesystem; restarted, the next step works" {
-    in_node1 rm -f "$PROBE_MEMO"
+    on_node node1 rm -f "$PROBE_MEMO"
     lc_call gluster_cli volume stop jail >&2
     local t0=$EPOCHREALTIME
-    run in_node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
+    run on_node node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
     printf '# shared-fs: stopped server: the step failed after %s s\n' "$(elapsed_since "$t0")" >&3
     assert_failure
     assert_output --partial "the jail's filesystem (fuse.glusterfs $(lc_call storage_addr):jail mounted at /mnt/jail) cannot serve the jail"
     lc_call gluster_cli volume start jail >&2
-    wait_until 30 in_node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
+    wait_until 30 on_node node1 "$STEP_OPS" --steps 1 "${NODE_SETTINGS[@]}"
     wait_until 30 jail_answers_here
     run ush "srun -w node1 $PROBE"
     assert_success
@@ -200,7 +196,7 @@ ctl() { nsenter -t "$(pid_in "$STATE/ctld/slurmctld.pid")" -m -u -n -- "$@"; }
 # fs_check ARGS...: slurm-jail-fs-check as slurmd's HealthCheckProgram would
 # run it on node1.
 fs_check() {
-    in_node1 env SLURMD_NODENAME=node1 "$FS_CHECK" --config /dev/null --jail /mnt/jail \
+    on_node node1 env SLURMD_NODENAME=node1 "$FS_CHECK" --config /dev/null --jail /mnt/jail \
         --state-dir /run/slurm-jail/health "$@"
 }
 

@@ -192,11 +192,6 @@ job_container_name() {
     fi
 }
 
-# release_at_least REL MIN: REL (major.minor) is MIN or later.
-release_at_least() {
-    [ "$(printf '%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]
-}
-
 build_plugin() {
     local build=${SLURM_JAIL_BUILD_DIR:-$LC_ROOT/build} release jc type targets=(chroot)
     release=$(cluster_release)

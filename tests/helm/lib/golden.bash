@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# shellcheck shell=bash disable=SC2154,SC2034 # chart, render, root: from helpers.bash; golden_dir: used by arch.bats
+# shellcheck shell=bash disable=SC2154,SC2034 # chart, render_validated, root: from helpers.bash; golden_dir: used by arch.bats
 # Golden renderings of single-architecture (amd64) clusters, kept in
 # tests/helm/golden/: the default values and every example values file, as
 # the chart rendered them before it knew other architectures. A
@@ -29,7 +29,7 @@ golden_cases() {
 golden_render() {
     local args=()
     [ "$2" = - ] || args=(-f "$2")
-    render "$3.raw" "${args[@]}" || return 1
+    render_validated "$3.raw" "${args[@]}" || return 1
     jq -S 'map(if .kind == "Secret" and .metadata.annotations["helm.sh/resource-policy"] == "keep"
                 then .data |= map_values("<generated>") else . end)' "$3.raw" >"$3"
 }
