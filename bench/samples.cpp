@@ -42,11 +42,14 @@ template <typename Body> std::string in_child(Body body, std::vector<std::int64_
         } catch (const std::exception &ex) {
             error = ex.what();
         }
+        // Built by append: GCC 12 at -O2 warns (-Wrestrict, wrongly) on
+        // "K" + std::string&& inlined here.
+        std::string out(1, error.empty() ? 'K' : 'E');
         if (!error.empty()) {
-            return "E" + error;
+            return out.append(error);
         }
-        return "K" + std::string(reinterpret_cast<const char *>(got.data()),
-                                 got.size() * sizeof(std::int64_t));
+        return out.append(reinterpret_cast<const char *>(got.data()),
+                          got.size() * sizeof(std::int64_t));
     });
     const std::string &msg = report.text;
     if (msg.empty() || (msg[0] != 'K' && msg[0] != 'E')) {
