@@ -77,7 +77,11 @@ need() { need_built "$1" "$hb/$1"; } # PROGRAM: build it unless tests/run-all di
     need slurm-jail-nccl-submit
     printf '#!/bin/sh\necho "sinfo $*" >>"%s/calls"\n' "$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/sinfo"
     chmod +x "$BATS_TEST_TMPDIR/sinfo"
-    run "$hb/slurm-jail-nccl-submit" --config "$R/health.conf" --dry-run --sinfo "$BATS_TEST_TMPDIR/sinfo" --sbatch /bin/false
+    # no reservation of the new-node gate (the submitter asks for them)
+    printf '#!/bin/sh\necho "No reservations in the system"\n' >"$BATS_TEST_TMPDIR/scontrol"
+    chmod +x "$BATS_TEST_TMPDIR/scontrol"
+    run "$hb/slurm-jail-nccl-submit" --config "$R/health.conf" --dry-run --sinfo "$BATS_TEST_TMPDIR/sinfo" \
+        --scontrol "$BATS_TEST_TMPDIR/scontrol" --sbatch /bin/false
     assert_success
     assert_output --partial "would submit 0 job(s)"
     grep -q -- 'gpu' "$BATS_TEST_TMPDIR/calls" # partition = gpu reached sinfo

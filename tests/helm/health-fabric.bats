@@ -73,8 +73,11 @@ need() { need_built "$1" "$hb/$1"; } # PROGRAM: build it unless tests/run-all di
     need slurm-jail-nccl-submit
     printf '#!/bin/sh\nprintf "n1|idle\\nn2|idle\\nn3|idle\\n"\n' >"$BATS_TEST_TMPDIR/sinfo"
     chmod +x "$BATS_TEST_TMPDIR/sinfo"
+    # no reservation of the new-node gate (the submitter asks for them)
+    printf '#!/bin/sh\necho "No reservations in the system"\n' >"$BATS_TEST_TMPDIR/scontrol"
+    chmod +x "$BATS_TEST_TMPDIR/scontrol"
     run "$hb/slurm-jail-nccl-submit" --config "$R/health.conf" --fabric --dry-run \
-        --sinfo "$BATS_TEST_TMPDIR/sinfo" --sbatch /bin/false
+        --sinfo "$BATS_TEST_TMPDIR/sinfo" --scontrol "$BATS_TEST_TMPDIR/scontrol" --sbatch /bin/false
     assert_success
     assert_output --partial "'--max-drain-fraction=0.5' '--srun-arg=--gpus-per-node=8'"
 }
