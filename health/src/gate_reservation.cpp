@@ -1,19 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gate_reservation.hpp"
 
+#include "slurm_text.hpp"
 #include "text.hpp"
 
 #include <fmt/format.h>
-#include <regex>
 
 namespace sjh {
 namespace {
-
-std::string field(const std::string &line, const std::string &key) {
-    const std::regex re("(?:^|\\s)" + key + "=(\\S*)");
-    std::smatch m;
-    return std::regex_search(line, m, re) ? m.str(1) : std::string();
-}
 
 bool has_flag(std::string_view flags, std::string_view flag) {
     for (const auto f : split(flags, ',')) {
@@ -40,17 +34,17 @@ std::vector<Reservation> parse_scontrol_reservations(std::string_view text) {
             continue;
         }
         Reservation r;
-        r.name = field(line, "ReservationName");
+        r.name = scontrol_value(line, "ReservationName");
         if (r.name.empty()) {
             throw std::runtime_error(fmt::format(
                 "scontrol printed a reservation without ReservationName= (unexpected output: "
                 "'{}')",
                 line.substr(0, 200)));
         }
-        r.nodes = field(line, "Nodes");
-        r.users = field(line, "Users");
-        r.flags = field(line, "Flags");
-        r.state = field(line, "State");
+        r.nodes = scontrol_value(line, "Nodes");
+        r.users = scontrol_value(line, "Users");
+        r.flags = scontrol_value(line, "Flags");
+        r.state = scontrol_value(line, "State");
         out.push_back(std::move(r));
     }
     return out;

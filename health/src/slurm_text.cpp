@@ -9,9 +9,8 @@
 #include <stdexcept>
 
 namespace sjh {
-namespace {
 
-std::string value_of(std::string_view text, const std::string &key) {
+std::string scontrol_value(std::string_view text, const std::string &key) {
     // key=value, where key starts a line (after spaces) or follows a space.
     const std::regex re("(?:^|\\s)" + key + "=(\\S*)");
     const std::string s(text);
@@ -19,12 +18,10 @@ std::string value_of(std::string_view text, const std::string &key) {
     return std::regex_search(s, m, re) ? m.str(1) : std::string();
 }
 
-} // namespace
-
 NodeState parse_scontrol_node(std::string_view text) {
     NodeState n;
-    n.name = value_of(text, "NodeName");
-    n.state = value_of(text, "State");
+    n.name = scontrol_value(text, "NodeName");
+    n.state = scontrol_value(text, "State");
     if (n.name.empty() || n.state.empty()) {
         throw std::runtime_error("scontrol printed no NodeName=/State= (unexpected output: '" +
                                  std::string(text.substr(0, 200)) + "')");
@@ -44,7 +41,7 @@ NodeState parse_scontrol_node(std::string_view text) {
 }
 
 std::string parse_scontrol_gres(std::string_view text) {
-    auto g = value_of(text, "Gres");
+    auto g = scontrol_value(text, "Gres");
     return g == "(null)" ? std::string() : g;
 }
 

@@ -11,6 +11,10 @@
 
 namespace sjh {
 
+// The value of KEY=VALUE in what scontrol printed (KEY at a line's start or
+// after a space); empty when there is none.
+std::string scontrol_value(std::string_view text, const std::string &key);
+
 // `scontrol show node NAME` (multi-line or -o). Throws std::runtime_error if
 // there is no NodeName= or State=.
 NodeState parse_scontrol_node(std::string_view text);
