@@ -279,6 +279,8 @@ open_gate() {
     # the source: man may hyphenate long words at a line's end
     grep -qF 'ReservationName=slurm\-jail\-gate\-NODE' "$SLURM_JAIL_ROOT/health/man/slurm-jail-gpu-check.8"
     grep -qF '\-\-reservation=slurm\-jail\-gate\-NODE' "$SLURM_JAIL_ROOT/health/man/slurm-jail-nccl-submit.8"
+    grep -qF '\-\-gate\-status' "$SLURM_JAIL_ROOT/health/man/slurm-jail-gpu-check.8"
+    grep -qF '\-\-boot\-id\-file' "$SLURM_JAIL_ROOT/health/man/slurm-jail-nccl-check.8"
 }
 
 @test "slurmctld down: a clear error, and nothing is changed (runs last: stops slurmctld)" {
