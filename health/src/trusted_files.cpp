@@ -130,8 +130,30 @@ void make_state_dir(const std::string &dir) {
     }
 }
 
+std::string trusted_file_to_write(const std::string &path) {
+    const std::filesystem::path given(path);
+    const auto name = given.filename().string();
+    if (name.empty() || name == "." || name == "..") {
+        throw std::runtime_error(
+            fmt::format("cannot write '{}': it names a directory, not a file; give a file's path "
+                        "(such as DIR/slurm_jail.prom)",
+                        path));
+    }
+    const auto dir = given.has_parent_path() ? given.parent_path().string() : std::string(".");
+    const auto found = find_trusted(dir, PathRole::directory_to_write);
+    if (found.error != 0) {
+        throw std::runtime_error(fmt::format("cannot write '{}': its directory '{}': {}; create it "
+                                             "first, owned by root and writable by nobody else",
+                                             path, dir,
+                                             std::generic_category().message(found.error)));
+    }
+    return found.path.ends_with('/') ? found.path + name : found.path + "/" + name;
+}
+
 void write_file_atomically(const std::string &path, std::string_view contents, unsigned mode) {
-    if (auto s = sjail::write_file_atomically(path, contents, static_cast<mode_t>(mode)); !s.ok()) {
+    const auto target = trusted_file_to_write(path);
+    if (auto s = sjail::write_file_atomically(target, contents, static_cast<mode_t>(mode));
+        !s.ok()) {
         throw std::runtime_error(s.message());
     }
 }

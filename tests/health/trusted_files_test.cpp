@@ -157,5 +157,41 @@ TEST_F(TrustedPath, StateDirectoriesAreMadeOnlyBelowTrustedOnes) {
     EXPECT_FALSE(fs::exists(root_ / "home/alice/state"));
 }
 
+// What a check writes as root (--metrics-file, its state) lands only in a
+// directory nobody else can change: a user's symlink on the way, or a
+// directory others can write in, is refused and nothing is written.
+TEST_F(TrustedPath, FilesAreWrittenOnlyInTrustedDirectories) {
+    fs::create_directories(root_ / "metrics");
+    write_file_atomically((root_ / "metrics/../metrics/m.prom").string(), "ok 1\n");
+    EXPECT_EQ(test::read_file(root_ / "metrics/m.prom"), "ok 1\n");
+
+    fs::create_directories(root_ / "home/alice/elsewhere");
+    ASSERT_EQ(::chown((root_ / "home/alice").c_str(), kOther, kOther), 0);
+    fs::create_symlink(root_ / "opt", root_ / "home/alice/link");
+    ASSERT_EQ(::lchown((root_ / "home/alice/link").c_str(), kOther, kOther), 0);
+    EXPECT_THROW(write_file_atomically((root_ / "home/alice/link/m.prom").string(), "x"),
+                 UntrustedPath);
+    EXPECT_FALSE(fs::exists(root_ / "opt/m.prom"));
+
+    fs::create_directories(root_ / "shared");
+    fs::permissions(root_ / "shared", fs::perms(01777));
+    EXPECT_THROW(write_file_atomically((root_ / "shared/m.prom").string(), "x"), UntrustedPath);
+    EXPECT_FALSE(fs::exists(root_ / "shared/m.prom"));
+}
+
+TEST_F(TrustedPath, AMissingDirectoryOrNoFileNameIsAClearError) {
+    try {
+        write_file_atomically((root_ / "none/m.prom").string(), "x");
+        FAIL() << "a file was written in a missing directory";
+    } catch (const std::runtime_error &e) {
+        EXPECT_NE(std::string(e.what()).find("its directory '" + (root_ / "none").string() +
+                                             "': No such file or directory; create it first"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW(write_file_atomically((root_ / "opt/").string(), "x"), std::runtime_error);
+    EXPECT_THROW(write_file_atomically((root_ / "opt/..").string(), "x"), std::runtime_error);
+}
+
 } // namespace
 } // namespace sjh
