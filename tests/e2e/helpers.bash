@@ -217,10 +217,13 @@ on_node() { nsenter -t "$(slurmd_pid "$1")" -m -u -n -- "${@:2}"; }
 # handles in its state directory. So are the mounts below other local
 # clusters' state directories (/var/lib/slurm-jail-*: compat's and
 # slurm-testsuite's, up beside this one), which propagate the same way as
-# those clusters come and go.
+# those clusters come and go. A host file bound into the node (/etc/passwd)
+# shows as FILE//deleted once anything on the host replaces it (useradd in a
+# suite beside this one): still the same mount, so the marker is dropped.
 node_mounts() {
     nsenter -t "$(slurmd_pid "$1")" -m findmnt -rn -o TARGET,SOURCE,FSTYPE |
         grep -v -E '^/var/lib/containers(-[^/ ]+)?/|^/run/netns/' |
+        sed 's|//deleted\]|]|' |
         awk -v own="$STATE/" 'index($1, "/var/lib/slurm-jail-") != 1 || index($1, own) == 1' | sort
 }
 
