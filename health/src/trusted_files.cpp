@@ -51,6 +51,28 @@ sjail::TrustedKind kind_for(PathRole role) {
     return sjail::TrustedKind::PassedDirectory;
 }
 
+// Where `path` may be written: its canonical path, below a directory that
+// passed as one to write in.
+std::string trusted_file_to_write(const std::string &path) {
+    const std::filesystem::path given(path);
+    const auto name = given.filename().string();
+    if (name.empty() || name == "." || name == "..") {
+        throw std::runtime_error(
+            fmt::format("cannot write '{}': it names a directory, not a file; give a file's path "
+                        "(such as DIR/slurm_jail.prom)",
+                        path));
+    }
+    const auto dir = given.has_parent_path() ? given.parent_path().string() : std::string(".");
+    const auto found = find_trusted(dir, PathRole::directory_to_write);
+    if (found.error != 0) {
+        throw std::runtime_error(fmt::format("cannot write '{}': its directory '{}': {}; create it "
+                                             "first, owned by root and writable by nobody else",
+                                             path, dir,
+                                             std::generic_category().message(found.error)));
+    }
+    return found.path.ends_with('/') ? found.path + name : found.path + "/" + name;
+}
+
 } // namespace
 
 FoundPath find_trusted(const std::string &path, PathRole role) {
@@ -128,26 +150,6 @@ void make_state_dir(const std::string &dir) {
                                                  std::generic_category().message(found.error)));
         }
     }
-}
-
-std::string trusted_file_to_write(const std::string &path) {
-    const std::filesystem::path given(path);
-    const auto name = given.filename().string();
-    if (name.empty() || name == "." || name == "..") {
-        throw std::runtime_error(
-            fmt::format("cannot write '{}': it names a directory, not a file; give a file's path "
-                        "(such as DIR/slurm_jail.prom)",
-                        path));
-    }
-    const auto dir = given.has_parent_path() ? given.parent_path().string() : std::string(".");
-    const auto found = find_trusted(dir, PathRole::directory_to_write);
-    if (found.error != 0) {
-        throw std::runtime_error(fmt::format("cannot write '{}': its directory '{}': {}; create it "
-                                             "first, owned by root and writable by nobody else",
-                                             path, dir,
-                                             std::generic_category().message(found.error)));
-    }
-    return found.path.ends_with('/') ? found.path + name : found.path + "/" + name;
 }
 
 void write_file_atomically(const std::string &path, std::string_view contents, unsigned mode) {

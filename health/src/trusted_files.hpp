@@ -47,17 +47,12 @@ bool check_state_dir(const std::string &dir);
 // The same, creating missing directories (mode 0755) below trusted ones.
 void make_state_dir(const std::string &dir);
 
-// Where `path` may be written: its canonical path, once the directory it is
-// in has passed as one to write in (owned by root or the caller, like every
-// directory above it, and writable by nobody else), so that no other user
-// can steer the write elsewhere with a symlink or a rename. Throws
-// UntrustedPath, or std::runtime_error when the directory does not exist
-// or `path` names no file.
-std::string trusted_file_to_write(const std::string &path);
-
-// Replaces the file at trusted_file_to_write(path) atomically
-// (sjail::write_file_atomically); throws std::runtime_error naming the
-// path, the cause and the fix.
+// Replaces `path` atomically (sjail::write_file_atomically), at its
+// canonical path once the directory it is in has passed as one to write in
+// (owned by root or the caller, like every directory above it, and writable
+// by nobody else), so that no other user can steer the write with a symlink
+// or a rename. Throws UntrustedPath, or std::runtime_error naming the path,
+// the cause and the fix (a missing directory, a path that names no file).
 void write_file_atomically(const std::string &path, std::string_view contents,
                            unsigned mode = 0644);
 

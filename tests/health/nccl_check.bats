@@ -4,6 +4,7 @@
 # outputs from ../shared/fixtures/nccl (no Slurm here: --no-drain).
 
 load helpers
+load ../lib/fake_scontrol
 
 nccl() {
     run nccl_check --no-drain --node n1 "$@"
@@ -212,13 +213,6 @@ PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     assert_output --partial 'exclusive'
 }
 
-# A fake scontrol that prints the reservations in $1 (none by default).
-fake_scontrol() {
-    local scontrol=$BATS_TEST_TMPDIR/scontrol
-    printf '#!/bin/sh\nprintf "%%s\\n" "%s"\n' "${1:-No reservations in the system}" >"$scontrol"
-    chmod +x "$scontrol"
-    echo "$scontrol"
-}
 
 @test "the submitter's [nccl-check] section travels on the check's command line" {
     local conf=$BATS_TEST_TMPDIR/health.conf sinfo=$BATS_TEST_TMPDIR/sinfo scontrol

@@ -7,6 +7,7 @@
 # program across four nodes: tests/e2e/38-nccl-fabric.bats.
 
 load helpers
+load ../lib/fake_scontrol
 
 fabric() {
     run "$HEALTH_BIN/slurm-jail-nccl-fabric" --config /dev/null "$@"
@@ -57,10 +58,10 @@ slurm_conf() {
 
 @test "nccl-submit --fabric: one exclusive job across the eligible nodes, with the [nccl-fabric] section" {
     local conf=$BATS_TEST_TMPDIR/health.conf sinfo=$BATS_TEST_TMPDIR/sinfo
-    local scontrol=$BATS_TEST_TMPDIR/scontrol # no reservations: no node held by the new-node gate
+    local scontrol # no reservations: no node held by the new-node gate
+    scontrol=$(fake_scontrol)
     printf '#!/bin/sh\nprintf "n1|idle\\nn2|drained\\nn3|mixed\\nn4|idle\\n"\n' >"$sinfo"
-    printf '#!/bin/sh\necho "No reservations in the system"\n' >"$scontrol"
-    chmod +x "$sinfo" "$scontrol"
+    chmod +x "$sinfo"
     printf '[nccl-fabric]\nmax-drain-fraction = 0.5\nenv = NCCL_IB_HCA=mlx5_0\n[nccl-check]\ntimeout = 600\n' >"$conf"
     run "$HEALTH_BIN/slurm-jail-nccl-submit" --config "$conf" --sinfo "$sinfo" --scontrol "$scontrol" --dry-run --fabric -- --drain-after 2
     assert_success

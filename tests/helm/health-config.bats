@@ -6,6 +6,7 @@
 # every section and key the chart writes must be accepted by them.
 
 load helpers
+load ../lib/fake_scontrol
 
 setup_file() {
     require_helm_tools "$root" kubernetes-models
@@ -77,9 +78,7 @@ need() { need_built "$1" "$hb/$1"; } # PROGRAM: build it unless tests/run-all di
     need slurm-jail-nccl-submit
     printf '#!/bin/sh\necho "sinfo $*" >>"%s/calls"\n' "$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/sinfo"
     chmod +x "$BATS_TEST_TMPDIR/sinfo"
-    # no reservation of the new-node gate (the submitter asks for them)
-    printf '#!/bin/sh\necho "No reservations in the system"\n' >"$BATS_TEST_TMPDIR/scontrol"
-    chmod +x "$BATS_TEST_TMPDIR/scontrol"
+    fake_scontrol >/dev/null # no reservation of the new-node gate (the submitter asks for them)
     run "$hb/slurm-jail-nccl-submit" --config "$R/health.conf" --dry-run --sinfo "$BATS_TEST_TMPDIR/sinfo" \
         --scontrol "$BATS_TEST_TMPDIR/scontrol" --sbatch /bin/false
     assert_success

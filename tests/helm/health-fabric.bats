@@ -7,6 +7,7 @@
 # they get.
 
 load helpers
+load ../lib/fake_scontrol
 
 setup_file() {
     require_helm_tools "$root" kubernetes-models
@@ -73,9 +74,7 @@ need() { need_built "$1" "$hb/$1"; } # PROGRAM: build it unless tests/run-all di
     need slurm-jail-nccl-submit
     printf '#!/bin/sh\nprintf "n1|idle\\nn2|idle\\nn3|idle\\n"\n' >"$BATS_TEST_TMPDIR/sinfo"
     chmod +x "$BATS_TEST_TMPDIR/sinfo"
-    # no reservation of the new-node gate (the submitter asks for them)
-    printf '#!/bin/sh\necho "No reservations in the system"\n' >"$BATS_TEST_TMPDIR/scontrol"
-    chmod +x "$BATS_TEST_TMPDIR/scontrol"
+    fake_scontrol >/dev/null # no reservation of the new-node gate (the submitter asks for them)
     run "$hb/slurm-jail-nccl-submit" --config "$R/health.conf" --fabric --dry-run \
         --sinfo "$BATS_TEST_TMPDIR/sinfo" --scontrol "$BATS_TEST_TMPDIR/scontrol" --sbatch /bin/false
     assert_success
