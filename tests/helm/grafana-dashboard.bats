@@ -15,8 +15,19 @@ setup_file() {
     cm_data "$R/on.json" t-slurm-cluster-health-dashboard slurm-jail-health.json >"$R/dashboard.json"
 }
 
+# grafana-check.js gets a TMPDIR of its own, which it must leave empty
+# whatever its verdict.
+setup() {
+    mkdir "$BATS_TEST_TMPDIR/tmp"
+}
+
+teardown() {
+    run ls -A "$BATS_TEST_TMPDIR/tmp"
+    assert_output ''
+}
+
 check_schema() { # DASHBOARD.json
-    node "$root/tests/helm/lib/grafana-check.js" "$1"
+    TMPDIR=$BATS_TEST_TMPDIR/tmp node "$root/tests/helm/lib/grafana-check.js" "$1"
 }
 
 @test "off by default: no dashboard ConfigMap" {

@@ -81,8 +81,17 @@ for (const p of panels) {
     `panel ${p.id} '${p.title}' (${p.type})`);
 }
 
+// Its files go whatever tsc says: process.exit() here would skip `finally`.
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'grafana-check-'));
 try {
+  process.exitCode = check(tmp);
+} finally {
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+
+// check(TMP): writes the TypeScript file and its tsconfig into TMP, runs tsc;
+// the exit status: 0 valid, 1 tsc's errors (printed), 2 tsc did not run.
+function check(tmp) {
   fs.writeFileSync(path.join(tmp, 'check.ts'), lines.join('\n') + '\n');
   fs.writeFileSync(path.join(tmp, 'tsconfig.json'), JSON.stringify({
     compilerOptions: {
@@ -93,7 +102,10 @@ try {
   }));
   fs.symlinkSync(modules, path.join(tmp, 'node_modules'));
   const tsc = spawnSync(path.join(modules, '.bin/tsc'), ['-p', tmp, '--pretty', 'false'], { encoding: 'utf8' });
-  if (tsc.error) { console.error(`grafana-check: cannot run tsc: ${tsc.error.message}`); process.exit(2); }
+  if (tsc.error) {
+    console.error(`grafana-check: cannot run tsc: ${tsc.error.message}`);
+    return 2;
+  }
   if (tsc.status !== 0) {
     for (const l of (tsc.stdout + tsc.stderr).split('\n').filter(Boolean)) {
       const m = l.match(/check\.ts\((\d+),\d+\): (.*)$/);
@@ -101,9 +113,8 @@ try {
       const n = Number(m[1]);
       console.error(`${owner[n] || 'header'}: ${m[2]}\n    ${lines[n - 1].trim()}`);
     }
-    process.exit(1);
+    return 1;
   }
   console.log(`${file}: valid against @grafana/schema ${require(path.join(modules, '@grafana/schema/package.json')).version} (${panels.length} panels)`);
-} finally {
-  fs.rmSync(tmp, { recursive: true, force: true });
+  return 0;
 }
