@@ -18,7 +18,7 @@ setup_file() {
     local n
     host_jail_mounts >"$BATS_FILE_TMPDIR/host-mounts"
     for n in node1 node2; do
-        node_mounts "$n" >"$BATS_FILE_TMPDIR/mounts-$n"
+        soak_mounts "$n" >"$BATS_FILE_TMPDIR/mounts-$n"
         slurmd_fds "$n" >"$BATS_FILE_TMPDIR/fds-$n"
     done
 }
@@ -26,6 +26,15 @@ setup_file() {
 setup() {
     load helpers
     load_assertions
+}
+
+# soak_mounts NODE: the node's mount table, each namespace handle's inode
+# left out: the node's kept namespace is rebuilt, as it must be, when a file
+# it binds is replaced on the node (the host's /etc/resolv.conf, which a DHCP
+# client renews by rename), and its handle is then another. A handle or mount
+# more or less still shows.
+soak_mounts() {
+    node_mounts "$1" | sed -E 's/ nsfs\[([a-z]+):\[[0-9]+\]\]/ nsfs[\1:[N]]/'
 }
 
 @test "100 short jobs in a row all run in the jail" {
@@ -77,8 +86,8 @@ setup() {
 
 @test "after the soak: node and host mount tables are unchanged" {
     assert_equal "$(host_jail_mounts)" "$(cat "$BATS_FILE_TMPDIR/host-mounts")"
-    assert_equal "$(node_mounts node1)" "$(cat "$BATS_FILE_TMPDIR/mounts-node1")"
-    assert_equal "$(node_mounts node2)" "$(cat "$BATS_FILE_TMPDIR/mounts-node2")"
+    assert_equal "$(soak_mounts node1)" "$(cat "$BATS_FILE_TMPDIR/mounts-node1")"
+    assert_equal "$(soak_mounts node2)" "$(cat "$BATS_FILE_TMPDIR/mounts-node2")"
 }
 
 @test "after the soak: slurmd's open file descriptors have not grown" {
