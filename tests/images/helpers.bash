@@ -11,10 +11,19 @@ populate=$images/populate_jail/populate-jail
 # shellcheck source=../../images/lib/podman-env.sh
 . "$images/lib/podman-env.sh"
 
-# Print a measurement into the TAP stream (shown by bats, never asserted).
-note() { echo "# $*" >&3; }
+# note and elapsed_since: the measurements printed as TAP comments.
+# shellcheck source=../lib/elapsed.bash
+. "$root/tests/lib/elapsed.bash"
 
-seconds_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+# assert_man_clean PAGE: man renders the page file PAGE (into $output) and
+# groff warns of nothing: its warnings go to stderr, read apart, since a
+# page's own words may well say "warning".
+assert_man_clean() {
+    local err=$BATS_TEST_TMPDIR/man.err
+    run bash -c 'man -l --warnings -P cat "$1" 2>"$2"' man "$1" "$err"
+    assert_success
+    [ ! -s "$err" ] || fail "man --warnings -l $1: $(cat "$err")"
+}
 
 # make_jail_rootfs DIR VERSION: a real ~180 MB Debian minbase root filesystem
 # (cached tarball from images/build-base), finalized as a jail.
