@@ -8,28 +8,24 @@ load /usr/lib/bats/bats-support/load
 load /usr/lib/bats/bats-assert/load
 
 root=${SLURM_JAIL_ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
-chart=$root/helm/slurm-cluster
-helm_bin=$root/.tools/bin/helm
 kube_run=$root/hack/kube-run
-export NODE_PATH=$root/.tools/node/node_modules
 # shellcheck source=../../images/lib/podman-env.sh
 . "$root/images/lib/podman-env.sh"
 # shellcheck source=../lib/helm_tools.bash
 . "$root/tests/lib/helm_tools.bash"
 
-# Print a measurement into the TAP stream (shown by bats, never asserted).
-note() { echo "# $*" >&3; }
-
-seconds_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+# note and elapsed_since: the measurements printed as TAP comments.
+# shellcheck source=../lib/elapsed.bash
+. "$root/tests/lib/elapsed.bash"
 
 # The images the chart runs, built from this checkout, once per run of the
 # chart's files (a rebuild from podman's layer cache still takes 15-30 s).
 build_images() {
     local start built=$BATS_RUN_TMPDIR/chart-images-built
     [ ! -f "$built" ] || return 0
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     "$root/images/build-images" >/dev/null
-    note "images/build-images: $(seconds_since "$start") s"
+    note "images/build-images: $(elapsed_since "$start") s"
     : >"$built"
 }
 
@@ -41,13 +37,13 @@ kr() { "$kube_run" --state "$KR_STATE" "$@"; }
 release_start() {
     export KR_STATE=$BATS_FILE_TMPDIR/release
     local start
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     kube_run_render "$BATS_FILE_TMPDIR/install.yaml" "$@"
     kr apply -f "$BATS_FILE_TMPDIR/install.yaml" 2>"$BATS_FILE_TMPDIR/install.log" || {
         cat "$BATS_FILE_TMPDIR/install.log" >&2
         return 1
     }
-    note "kube-run apply (install): $(seconds_since "$start") s"
+    note "kube-run apply (install): $(elapsed_since "$start") s"
 }
 
 # kube_run_render OUT [HELM TEMPLATE ARGS...]: the chart (release "t" in

@@ -45,7 +45,7 @@ teardown_file() { release_stop; }
 
 @test "journey: sbatch --wait in the SSH session runs on a worker inside the jail; output read back over SSH" {
     local start
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     run as_testuser "sinfo -h -N -o '%N %T' && sbatch --parsable --wait -o 'job-%j.out' --wrap '
             echo node=\$SLURMD_NODENAME; id -un; cat /etc/slurm-jail-release; pwd
             test -x /usr/sbin/slurmd && echo worker-root || echo jail-root
@@ -55,7 +55,7 @@ teardown_file() { release_stop; }
     assert_line 't-slurm-cluster-cpu-1 idle'
     local job=${lines[-1]}
     [[ $job =~ ^[0-9]+$ ]]
-    note "sbatch --wait round trip over ssh: $(seconds_since "$start") s"
+    note "sbatch --wait round trip over ssh: $(elapsed_since "$start") s"
 
     run as_testuser "cat job-$job.out; cat from-job.txt"
     assert_success
@@ -115,10 +115,10 @@ teardown_file() { release_stop; }
 
 @test "journey: a worker stops cleanly: preStop drains and removes its node, slurmd exits 0 on SIGTERM" {
     local start
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     run kr scale statefulset/t-slurm-cluster-cpu --replicas 1
     assert_success
-    note "worker scale-in (preStop, SIGTERM): $(seconds_since "$start") s"
+    note "worker scale-in (preStop, SIGTERM): $(elapsed_since "$start") s"
     assert_output --partial 'node-lifecycle: t-slurm-cluster-cpu-1: drained, no jobs left'
     assert_output --partial 'node-lifecycle: t-slurm-cluster-cpu-1: node record removed'
     assert_output --partial 'pod t-slurm-cluster-cpu-1: container slurmd exited with status 0'

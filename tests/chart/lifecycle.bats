@@ -76,10 +76,10 @@ job_state() { ctl scontrol show job "$1" | grep -oE 'JobState=[A-Z]+|ExitCode=[0
     job=$(ctl bash -c "cd /tmp && sbatch --parsable -w t-slurm-cluster-cpu-2 -o /home/testuser/scale-in-%j.out --uid testuser --wrap 'sleep 8; echo finished on \$SLURMD_NODENAME'")
     [[ $job =~ ^[0-9]+$ ]]
     for _ in $(seq 40); do [[ "$(job_state "$job")" == *RUNNING* ]] && break; sleep 0.25; done
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     run kr scale statefulset/t-slurm-cluster-cpu --replicas 2
     assert_success
-    note "scale-in waiting for an 8 s job: $(seconds_since "$start") s"
+    note "scale-in waiting for an 8 s job: $(elapsed_since "$start") s"
     assert_output --partial 'node-lifecycle: t-slurm-cluster-cpu-2: drained, no jobs left'
     assert_output --partial 'node-lifecycle: t-slurm-cluster-cpu-2: node record removed'
     assert_output --partial 'pod t-slurm-cluster-cpu-2: container slurmd exited with status 0'
@@ -117,10 +117,10 @@ job_state() { ctl scontrol show job "$1" | grep -oE 'JobState=[A-Z]+|ExitCode=[0
         cmp <(secret_data "$BATS_FILE_TMPDIR/upgrade.yaml" $k) <(secret_data "$BATS_FILE_TMPDIR/install.yaml" $k) ||
             fail "$k changed on upgrade"
     done
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     run kr apply -f "$BATS_FILE_TMPDIR/upgrade.yaml"
     assert_success
-    note "upgrade (every pod rolled, one job waited for): $(seconds_since "$start") s"
+    note "upgrade (every pod rolled, one job waited for): $(elapsed_since "$start") s"
     # the pre-upgrade hook ran and left the jail (and /home) as it was
     run kr logs job/t-slurm-cluster-populate-jail
     assert_output --partial 'nothing to do'

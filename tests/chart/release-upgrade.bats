@@ -18,9 +18,9 @@ setup_file() {
     require_helm_tools "$root" yaml
     local start
     build_images
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     await_upgrade_images
-    note "images/build-images --slurm $new: waited $(seconds_since "$start") s for it (started with the suite)"
+    note "images/build-images --slurm $new: waited $(elapsed_since "$start") s for it (started with the suite)"
     make_user_keys
     release_start -f "$BATS_FILE_TMPDIR/keys.yaml" --set-string slurm.release="$old"
     make_known_hosts "$BATS_FILE_TMPDIR/install.yaml"
@@ -41,9 +41,9 @@ upgrade_to() {
     local out=$BATS_FILE_TMPDIR/$1 start
     shift
     kube_run_render "$out" -f "$BATS_FILE_TMPDIR/keys.yaml" "$@"
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     kr apply -f "$out"
-    note "kube-run apply ($(basename "$out")): $(seconds_since "$start") s"
+    note "kube-run apply ($(basename "$out")): $(elapsed_since "$start") s"
 }
 
 @test "the cluster runs Slurm $old everywhere, a job is running and a file is in /home" {

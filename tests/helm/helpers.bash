@@ -5,10 +5,6 @@ load /usr/lib/bats/bats-support/load
 load /usr/lib/bats/bats-assert/load
 
 root=${SLURM_JAIL_ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
-chart=$root/helm/slurm-cluster
-helm_bin=$root/.tools/bin/helm
-export NODE_PATH=$root/.tools/node/node_modules
-
 # shellcheck source=tests/lib/helm_tools.bash
 . "$root/tests/lib/helm_tools.bash"
 

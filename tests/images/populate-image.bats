@@ -36,9 +36,9 @@ manifest_of() {
 
 @test "populate-jail image: first run fills a podman volume, a re-run is a fast no-op" {
     local start first noop
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     run in_volume localhost/slurm-jail/populate-jail:latest
-    first=$(seconds_since "$start")
+    first=$(elapsed_since "$start")
     assert_success
     assert_output --partial 'first population: version'
     local own_first=${output##*done in }
@@ -58,9 +58,9 @@ manifest_of() {
     assert_equal "${lines[1]}" "${lines[3]}"
     local size=${lines[2]}
 
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     run in_volume localhost/slurm-jail/populate-jail:latest
-    noop=$(seconds_since "$start")
+    noop=$(elapsed_since "$start")
     assert_success
     assert_output --partial 'up to date'
     local own_noop=${output##*checked in }
@@ -103,9 +103,9 @@ EOF
     assert_line --index 1 wget-still-there
 
     local start upgrade
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     run in_volume "$NEXT" --source /jail-rootfs --target /mnt/jail --preserve /srv/site --preserve /etc/motd
-    upgrade=$(seconds_since "$start")
+    upgrade=$(elapsed_since "$start")
     assert_success
     assert_output --partial 'upgrade: from version 0.1.0 to next'
     local own=${output##*done in }
