@@ -78,16 +78,18 @@ start_proxy() {
 }
 
 @test "jail-rootfs: a package the mirror never serves fails the build and is named" {
-    start_proxy --always-fail '/procps_[^/]*\.deb$'
+    # An essential package (base-passwd): apt fetches those first, so each
+    # attempt fails before anything is unpacked.
+    start_proxy --always-fail '/base-passwd_[^/]*\.deb$'
     MMDEBSTRAP_ATTEMPTS=2 MMDEBSTRAP_APT_RETRIES=1 \
         run with_high_fds "$root/hack/jail-rootfs" --cache-dir "$cache" --force
     assert_failure
     assert_output --partial 'transient mirror error (attempt 1 of 2), retrying'
     assert_output --partial 'failed after 2 attempt(s); what failed:'
-    assert_output --regexp 'Failed to fetch http://[^ ]*/procps_[^ ]*\.deb +503'
+    assert_output --regexp 'Failed to fetch http://[^ ]*/base-passwd_[^ ]*\.deb +503'
     assert_output --partial 'check the Debian mirror'
     # Two whole builds, each asking twice for the package (apt's one retry).
-    assert_equal "$(grep -c '/procps_' "$BATS_TEST_TMPDIR/refused")" 4
+    assert_equal "$(grep -c '/base-passwd_' "$BATS_TEST_TMPDIR/refused")" 4
     # Nothing half-built is left where a later run would take it for a result.
     assert_equal "$(find "$cache" -name 'jail-rootfs-*')" ''
 }
