@@ -32,6 +32,8 @@ std::string group_labels(const FabricMetrics &m, const GroupResult &g) {
 std::string render_groups(const FabricMetrics &m) {
     std::vector<std::pair<std::string, std::string>> ok;
     std::vector<std::pair<std::string, std::string>> busbw;
+    ok.reserve(m.groups.size());
+    busbw.reserve(m.groups.size());
     for (const auto &g : m.groups) {
         ok.emplace_back(group_labels(m, g), g.pass ? "1" : "0");
         if (g.busbw) {
@@ -39,6 +41,7 @@ std::string render_groups(const FabricMetrics &m) {
         }
     }
     std::vector<std::pair<std::string, std::string>> thresholds;
+    thresholds.reserve(m.threshold_gbps.size());
     for (const auto &[size, gbps] : m.threshold_gbps) {
         thresholds.emplace_back(fmt::format(R"(size="{}",model="{}",gpus="{}")", size,
                                             prometheus_label(m.model), m.gpus),
@@ -60,6 +63,7 @@ std::string render_fabric_metrics(const FabricMetrics &m) {
                                  m.gpus, m.nodes.size());
     const bool pass = !m.groups.empty() && m.groups.front().pass;
     std::vector<std::pair<std::string, std::string>> blamed;
+    blamed.reserve(m.nodes.size());
     for (const auto &node : m.nodes) {
         blamed.emplace_back(fmt::format(R"(node="{}")", prometheus_label(node)),
                             m.blamed == node ? "1" : "0");

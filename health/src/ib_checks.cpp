@@ -111,6 +111,7 @@ std::vector<std::string> expected_ib_ports(const std::vector<IbPortReading> &por
         return cfg.ports;
     }
     std::vector<std::string> expected;
+    expected.reserve(previous.passed_rates.size());
     for (const auto &[name, rate] : previous.passed_rates) {
         expected.push_back(name);
     }

@@ -101,6 +101,7 @@ Status attempt_build(const Config &config, const std::vector<MountOp> &plan,
     bind_errno = 0;
     // The child keeps the driver's files, opened as checked.
     std::vector<int> keep;
+    keep.reserve(driver.fds.size());
     for (const auto &fd : driver.fds) {
         keep.push_back(fd.get());
     }
