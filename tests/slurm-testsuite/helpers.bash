@@ -247,6 +247,16 @@ reference_outcomes() {
 # outcome_of ID FILE: the outcome (and detail) of test ID in FILE's lines.
 outcome_of() { awk -F '\t' -v id="$1" '$1 == id { print $2 "\t" $3; exit }' "$2"; }
 
+# show_expect_log ID: the end of an expect test's log (its last run), for a
+# failure that its one-line detail cannot explain ("Login and slurm user info
+# mismatch" names neither line it compared).
+show_expect_log() {
+    local log=$JAIL$TESTS_IN_JAIL/${1#expect/}.log
+    [ "${1%%/*}" = expect ] && [ -f "$log" ] || return 0
+    echo "# the end of ${log#"$JAIL"}:"
+    tail -n 40 "$log" | sed 's/^/#   /'
+}
+
 # judge python|expect TEST [REL:TEST...]: the outcome of one Slurm test with
 # the jail, against its outcome without it (TEST: FILE::FUNCTION below
 # testsuite/python/tests, or an expect test's name; REL:TEST its name from
@@ -269,8 +279,10 @@ judge() {
     fi
     [ -n "$ref" ] || fail "$id has no outcome without the jail: record the baseline again"
     case ${ref%%$'\t'*} in
-        passed) [ "${jail%%$'\t'*}" = passed ] ||
-            fail "$id passes without the jail, ${jail%%$'\t'*} with it: ${jail#*$'\t'}" ;;
+        passed) [ "${jail%%$'\t'*}" = passed ] || {
+            show_expect_log "$id"
+            fail "$id passes without the jail, ${jail%%$'\t'*} with it: ${jail#*$'\t'}"
+        } ;;
         *) skip "not judged: ${ref%%$'\t'*} without the jail (${ref#*$'\t'}); with it: ${jail%%$'\t'*}" ;;
     esac
 }
