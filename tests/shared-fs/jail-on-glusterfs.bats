@@ -97,7 +97,6 @@ compat_file() {
 @test "shared jail: e2e 01-jail-entry" { compat_file 01-jail-entry; }
 @test "shared jail: e2e 02-shared-root" { compat_file 02-shared-root; }
 @test "shared jail: e2e 06-fail-closed" { compat_file 06-fail-closed; }
-@test "shared jail: e2e 12-job-isolation" { compat_file 12-job-isolation; }
 @test "shared jail: e2e 09-ssh" { compat_file 09-ssh; }
 @test "shared jail: e2e 20-gpu" { compat_file 20-gpu; }
 @test "shared jail: e2e 07-soak" { compat_file 07-soak; }
