@@ -125,7 +125,23 @@ install_tests() {
     cp -a "$src/testsuite/python" "$src/testsuite/expect" "$dst/"
     printf '%s\n' SlurmInstallDir=/usr SlurmConfigDir=/etc/slurm >"$dst/testsuite.conf"
     cp "$SUITE_DIR/outcomes.py" "$dst/"
+    end_id_capture_at_line_end "$dst/expect/test15.4"
     chown -R "$TEST_UID:$TEST_UID" "$dst"
+}
+
+# end_id_capture_at_line_end FILE: Slurm's test15.4 captures the job's `id`
+# line with (uid=.*\n), and Tcl's `.` matches newlines too: when salloc's
+# next line ("salloc: Relinquishing job allocation N") arrives in the same
+# read, as it does on a loaded machine, it is captured with the id line and
+# the test fails, with the jail or without it. The capture is made to end at
+# the id line's own end; what the test compares is unchanged. A testsuite
+# whose test15.4 has no such capture is left as it is.
+end_id_capture_at_line_end() {
+    local file=$1 text greedy='-re "(uid=.*\n)"' line='-re "(uid=\[^\r\n\]*\r?\n)"'
+    [ -f "$file" ] || return 0
+    text=$(<"$file")
+    [[ $text == *"$greedy"* ]] || return 0
+    printf '%s\n' "${text//"$greedy"/"$line"}" >"$file"
 }
 
 # as_test_user SCRIPT: SCRIPT run by bash as the test user on the login host.
