@@ -4,6 +4,7 @@
 #include "kit/files.hpp"
 #include "sjail/core/path_rules.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sched.h>
 #include <sstream>
@@ -21,6 +22,51 @@ std::string private_node_namespace(const std::string &source, HostMounts host) {
     }
     if (::mount(source.c_str(), "/mnt", "tmpfs", 0, "mode=0755") != 0) {
         return errno_text("tmpfs on /mnt");
+    }
+    return "";
+}
+
+namespace {
+
+// Copies one entry of /etc to `to`; an entry that is gone meanwhile (a
+// file the host renames into place, as useradd does) is left out.
+std::string copy_etc_entry(const std::filesystem::directory_entry &entry,
+                           const std::filesystem::path &to) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const auto status = entry.symlink_status(ec);
+    if (!ec) {
+        if (fs::is_symlink(status)) {
+            fs::copy_symlink(entry.path(), to, ec);
+        } else if (fs::is_directory(status)) {
+            fs::create_directory(to, entry.path(), ec);
+        } else if (fs::is_regular_file(status)) {
+            fs::copy_file(entry.path(), to, ec);
+        }
+    }
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+        return "copying " + entry.path().string() + ": " + ec.message();
+    }
+    return "";
+}
+
+} // namespace
+
+std::string own_etc_copy(const std::string &copy) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directory(copy, "/etc", ec);
+    for (fs::recursive_directory_iterator it("/etc", ec), end; !ec && it != end; it.increment(ec)) {
+        if (auto e = copy_etc_entry(*it, copy / it->path().lexically_relative("/etc"));
+            !e.empty()) {
+            return e;
+        }
+    }
+    if (ec) {
+        return "copying /etc to " + copy + ": " + ec.message();
+    }
+    if (::mount(copy.c_str(), "/etc", nullptr, MS_BIND, nullptr) != 0) {
+        return errno_text("bind " + copy + " on /etc");
     }
     return "";
 }

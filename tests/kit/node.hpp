@@ -17,6 +17,12 @@ enum class HostMounts {
 // (mode 0755, `source` as its name in mountinfo) on /mnt.
 std::string private_node_namespace(const std::string &source, HostMounts host);
 
+// In a private mount namespace: a copy of the host's /etc at `copy` (a new
+// directory), bound on /etc, so that what the host changes in its /etc
+// meanwhile (useradd renaming /etc/passwd+ into place) no longer reaches
+// this namespace's /etc, nor an inotify watch on it.
+std::string own_etc_copy(const std::string &copy);
+
 // Mount points (field 5 of /proc/self/mountinfo), in mountinfo's order.
 std::vector<std::string> mount_points();
 

@@ -56,6 +56,18 @@ std::string step(const Config &config, const std::string &read = "",
     return out.substr(1, space == std::string::npos ? std::string::npos : space - 1);
 }
 
+// A sandbox node (sandbox.hpp) whose /etc is its own copy. The plan binds
+// the node's /etc/hosts and /etc/resolv.conf, so the watch sees every entry
+// made or removed in /etc: a user that another suite's cluster adds on this
+// host meanwhile would disarm it, and a test that expects the next step to
+// be watched would fail for what it does not test.
+std::string make_watched_node(Config &config) {
+    if (auto e = sandbox::make_node(config); !e.empty()) {
+        return e;
+    }
+    return kit::own_etc_copy("/mnt/node/etc");
+}
+
 // Steps until one is watched: the first checks fully and arms the watch; a
 // change elsewhere on the host (another test writing /run) may disarm it,
 // so a few tries are allowed.
@@ -72,7 +84,7 @@ bool armed_after_steps(const Config &config) {
 std::string with_watch(const std::function<std::string(Config &)> &body) {
     return in_child([&] {
         Config config;
-        if (auto e = sandbox::make_node(config); !e.empty()) {
+        if (auto e = make_watched_node(config); !e.empty()) {
             return e;
         }
         sjail::NodeWatch watch;
@@ -156,7 +168,7 @@ TEST(NodeWatchRoot, AStepInAnotherMountNamespaceChecksFully) {
 TEST(NodeWatchRoot, WithoutSlurmdsQueuesEveryStepChecksFully) {
     EXPECT_EQ(in_child([] {
                   Config config;
-                  if (auto e = sandbox::make_node(config); !e.empty()) {
+                  if (auto e = make_watched_node(config); !e.empty()) {
                       return e;
                   }
                   for (int i = 0; i < 3; ++i) {
@@ -207,7 +219,7 @@ TEST(NodeWatchRoot, StoppingTheWatchDropsTheToken) {
 TEST(NodeWatchRoot, QueuesInheritedByADaemonizedSlurmdAreFound) {
     EXPECT_EQ(in_child([] {
                   Config config;
-                  if (auto e = sandbox::make_node(config); !e.empty()) {
+                  if (auto e = make_watched_node(config); !e.empty()) {
                       return e;
                   }
                   int hold[2];
