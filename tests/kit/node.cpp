@@ -55,7 +55,9 @@ std::string copy_etc_entry(const std::filesystem::directory_entry &entry,
 std::string own_etc_copy(const std::string &copy) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    fs::create_directory(copy, "/etc", ec);
+    if (!fs::create_directory(copy, "/etc", ec)) {
+        return "making " + copy + ": " + (ec ? ec.message() : "it exists already");
+    }
     for (fs::recursive_directory_iterator it("/etc", ec), end; !ec && it != end; it.increment(ec)) {
         if (auto e = copy_etc_entry(*it, copy / it->path().lexically_relative("/etc"));
             !e.empty()) {
