@@ -38,7 +38,9 @@ make_image() {
     run_mmdebstrap e2e-image --variant=extract --include=busybox-static,libc6 --format=directory \
         bookworm "$dir" >&2
     chroot "$dir" /bin/busybox --install -s /bin
-    mkdir -p "$dir"/proc "$dir"/sys "$dir"/home "$dir"/mnt "$dir"/run "$dir"/usr/local/nvidia
+    # mmdebstrap makes /dev only where it may make device files (not in
+    # every container): the image has the mount point either way.
+    mkdir -p "$dir"/dev "$dir"/proc "$dir"/sys "$dir"/home "$dir"/mnt "$dir"/run "$dir"/usr/local/nvidia
     touch "$dir/etc/passwd" "$dir/etc/group"
     echo e2e-image >"$dir/etc/image-name"
     tar -C "$dir" --exclude='./dev/*' -cf "$1" .
