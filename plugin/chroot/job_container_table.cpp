@@ -11,6 +11,7 @@
 #include "slurmd.hpp"
 
 #include "sjail/sys/job/job_namespace.hpp"
+#include "sjail/sys/node/jail_generation.hpp"
 #include "sjail/sys/node/node_namespace.hpp"
 
 #include <cstdint>
@@ -35,11 +36,17 @@ Status join_from_slurmd(std::uint32_t job) {
         if (Status s = sjail::open_job_namespace(plugin.config, node, job, job_ns); !s.ok()) {
             return s;
         }
-        jail = node.jail;
+        jail = job_ns.jail.value_or(node.jail);
+    } else if (job_ns.jail) {
+        jail = *job_ns.jail; // the jail the job began on
     } else {
-        sjail::JailFilesystem filesystem(plugin.config);
+        sjail::Config config; // a job made before its jail was recorded
+        if (Status s = sjail::resolve_live_jail(plugin.config, config); !s.ok()) {
+            return s;
+        }
+        sjail::JailFilesystem filesystem(config);
         sjail::Fd root;
-        if (Status s = sjail::find_jail(plugin.config, filesystem, jail, root); !s.ok()) {
+        if (Status s = sjail::find_jail(config, filesystem, jail, root); !s.ok()) {
             return s;
         }
     }

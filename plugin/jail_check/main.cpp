@@ -8,6 +8,7 @@
 #include "sjail/core/config.hpp"
 #include "sjail/core/parse_config.hpp"
 #include "sjail/core/plugstack.hpp"
+#include "sjail/sys/node/jail_generation.hpp"
 #include "sjail/sys/plugstack.hpp"
 #include "slurm_conf.hpp"
 
@@ -173,8 +174,13 @@ int run(const Options &options) {
             findings.push_back({Severity::Problem,
                                 subject.line.origin + ": " + parsed.status.message(),
                                 "correct the chroot.so line (see chroot.so(8), SETTINGS)"});
+        } else if (const auto live = sjail::resolve_live_jail(parsed.config, subject.config,
+                                                              sjail::LiveRead::Fresh);
+                   !live.ok()) {
+            findings.push_back({Severity::Problem, live.message(),
+                                "see populate-jail(8) on the jail volume's generations"});
         } else {
-            subject.config = parsed.config;
+            // On a volume with generations, the live one is checked.
             for (auto &finding : sjail::check::inspect(subject)) {
                 findings.push_back(std::move(finding));
             }

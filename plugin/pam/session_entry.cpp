@@ -6,6 +6,7 @@
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/job/job_init.hpp"
 #include "sjail/sys/job/step_entry.hpp"
+#include "sjail/sys/node/jail_generation.hpp"
 #include "sjail/sys/node/jail_view.hpp"
 #include "sjail/sys/node/node_role.hpp"
 #include "sjail/sys/node/proc_options.hpp"
@@ -202,7 +203,12 @@ Status start_private_session(const SessionPlan &plan) {
 
 Status plan_session(const ModuleArgs &args, const SessionUser &user,
                     const JobOwnerCheck &check_owner, SessionPlan &out) {
-    if (auto s = load_config(args.plugstack, out.config); !s.ok()) {
+    Config settings;
+    if (auto s = load_config(args.plugstack, settings); !s.ok()) {
+        return s;
+    }
+    // The session's jail: on a volume with generations, the live one.
+    if (auto s = resolve_live_jail(settings, out.config); !s.ok()) {
         return s;
     }
     if (auto s = acquire_node_namespace(out.config, out.node); !s.ok()) {
@@ -239,8 +245,12 @@ Status enter_session(SessionPlan &plan, std::string &notice) {
     if (auto s = enter_namespace(job ? plan.job.tasks.get() : plan.node.fd.get()); !s.ok()) {
         return s;
     }
-    if (auto s = verify_root(plan.node.jail); !s.ok()) {
-        forget_node_namespace(plan.config);
+    // A job keeps the jail it began on (a generation live then).
+    const FileId jail = job ? plan.job.jail.value_or(plan.node.jail) : plan.node.jail;
+    if (auto s = verify_root(jail); !s.ok()) {
+        if (jail == plan.node.jail) {
+            forget_node_namespace(plan.config);
+        }
         return s;
     }
     if (job && ::setns(plan.job.pid.get(), CLONE_NEWPID) != 0) {

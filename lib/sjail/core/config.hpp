@@ -61,6 +61,10 @@ struct Config {
     std::string gpu_mps_dir = "/run/nvidia-mps";     // gpu_mps_dir=
     std::string gpu_mps_shm;                         // gpu_mps_shm= (empty: jobs' own /dev/shm)
     RunMode run = RunMode::Node;                     // run=node|jail
+    // Not a setting: the volume that jail= names, once a step resolved the
+    // jail it enters (sys/node/jail_generation.hpp): on a volume with
+    // generations, jail is then its live generation; else jail itself.
+    std::string jail_volume;
 
     bool operator==(const Config &) const = default;
 };

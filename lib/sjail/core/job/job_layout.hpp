@@ -15,6 +15,10 @@
 //                          the stamp digest of the node namespace the views
 //                          were made from (a step whose node namespace has
 //                          another stamp makes the job's views anew)
+//   STATE/jobs/JOB/jail    "DEV:INO" of the jail the job's views show: on a
+//                          volume with generations, the one that was live when
+//                          the job began on the node, which it keeps (none for
+//                          a job made by a version before it)
 #pragma once
 
 #include "sjail/core/proc_stat.hpp"
@@ -39,6 +43,7 @@ struct JobPaths {
     std::string lock;
     std::string ready;
     std::string user; // whose job it is (sys/job/job_user.hpp)
+    std::string jail; // the jail its views show
 };
 
 std::string jobs_dir(const std::string &state);

@@ -45,6 +45,7 @@ bool open_existing(const JobPaths &paths, JobNamespace &out, std::string *made_f
     if (!init || !is_running(*init)) {
         return false; // without its init the job's PID namespace takes no process
     }
+    out.jail = parse_file_id(read_small_file(paths.jail, 64));
     open_namespace_file(paths.stepd_ns, out.stepd);
     open_namespace_file(paths.tasks_ns, out.tasks);
     open_namespace_file(paths.pid_ns, out.pid);
@@ -217,6 +218,9 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
     if (bind_errno != 0) {
         return Status::from_errno("keeping the job's namespaces in " + paths.dir, bind_errno);
     }
+    if (auto s = write_file_atomically(paths.jail, file_id_text(node.jail)); !s.ok()) {
+        return s;
+    }
     return write_file_atomically(paths.ready, node.stamp);
 }
 
@@ -309,6 +313,7 @@ Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths
     (void)::unlink(paths.init.c_str());
     (void)::unlink(paths.ready.c_str());
     (void)::unlink(paths.user.c_str());
+    (void)::unlink(paths.jail.c_str());
     Status removed = remove_job_tmp(config, job);
     (void)::unlink(paths.lock.c_str());
     (void)::rmdir(paths.dir.c_str());
@@ -384,6 +389,11 @@ Status make_or_refresh(const Config &config, const NodeNamespace &node, std::uin
                 ". Requeue or resubmit the job; the node's kernel log names an OOM kill");
         }
         return make_job(config, node, job, paths, own);
+    }
+    if (current.jail && !(*current.jail == node.jail)) {
+        // Begun on another jail (a generation that was live then): the job
+        // keeps it, and its views whole, until it ends.
+        return {};
     }
     if (made_from != node.stamp) {
         // Made from a node namespace that has been rebuilt since (or meanwhile

@@ -20,12 +20,14 @@
 #pragma once
 
 #include "sjail/core/config.hpp"
+#include "sjail/core/file_id.hpp"
 #include "sjail/core/proc_options.hpp"
 #include "sjail/core/status.hpp"
 #include "sjail/sys/fd.hpp"
 #include "sjail/sys/node/node_namespace.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace sjail {
@@ -35,6 +37,10 @@ struct JobNamespace {
     Fd tasks; // mount namespace of the job's processes
     Fd pid;   // the job's PID namespace
     Fd ipc;   // the job's IPC namespace (not valid for a job made before it)
+    // The jail its views show (STATE/jobs/JOB/jail): on a volume with
+    // generations, the one the job began on; none for a job made before the
+    // record was kept (its views show the node namespace's jail).
+    std::optional<FileId> jail;
 };
 
 // Opens the job's namespaces below the state directory `state_dir` when they
@@ -43,7 +49,10 @@ bool open_existing_job_namespace(const std::string &state_dir, std::uint32_t job
                                  JobNamespace &out);
 
 // Opens the job's namespaces, making them first (under the job's lock) when
-// the job has none on this node yet.
+// the job has none on this node yet. A job whose views come from an older
+// node namespace of the same jail gets them made anew from `node`; a job on
+// another jail (a generation that was live when it began) keeps its views
+// whole: a job sees one jail for its whole life.
 Status open_job_namespace(const Config &config, const NodeNamespace &node, std::uint32_t job,
                           JobNamespace &out);
 

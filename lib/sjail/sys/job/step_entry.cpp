@@ -62,15 +62,19 @@ Status enter_job_for_step(const Config &config, std::uint32_t job, StepJail &out
     if (auto s = enter_namespace(job_ns.tasks.get()); !s.ok()) {
         return s;
     }
-    if (auto s = verify_root(node.jail); !s.ok()) {
-        forget_node_namespace(config);
+    // A job keeps the jail it began on (a generation live then).
+    const FileId jail = job_ns.jail.value_or(node.jail);
+    if (auto s = verify_root(jail); !s.ok()) {
+        if (jail == node.jail) {
+            forget_node_namespace(config);
+        }
         return s;
     }
     out.tasks = std::move(job_ns.tasks);
     out.stepd = std::move(job_ns.stepd);
     out.job_pid = std::move(job_ns.pid);
     out.job_ipc = std::move(job_ns.ipc);
-    out.jail = node.jail;
+    out.jail = jail;
     out.pid_ns = pid_ns.st_ino;
     return {};
 }

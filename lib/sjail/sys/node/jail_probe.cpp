@@ -85,6 +85,18 @@ std::optional<std::uint64_t> cached_mount_id(std::string path) {
 
 } // namespace
 
+Status filesystem_silent(const Config &config) {
+    return Status::failure("the jail's filesystem did not answer within build_timeout=" +
+                           std::to_string(config.build_timeout_s) + " s (" +
+                           name_jail_filesystem(config.jail) +
+                           "); new steps on this node fail until its server answers again");
+}
+
+Status filesystem_cannot_serve(const Config &config, const std::string &why) {
+    return Status::failure("the jail's filesystem (" + name_jail_filesystem(config.jail) +
+                           ") cannot serve the jail: " + why);
+}
+
 std::int64_t boot_seconds() {
     timespec now{};
     (void)::clock_gettime(CLOCK_BOOTTIME, &now);
@@ -116,17 +128,13 @@ Status JailFilesystem::ask_server(bool keep_answer) {
     if (end.kind == BuilderEnd::Kind::TimedOut || !child.reported_in_time()) {
         silent_ = true;
         (void)::unlink(memo_path(config_.state_dir).c_str());
-        return Status::failure("the jail's filesystem did not answer within build_timeout=" +
-                               std::to_string(config_.build_timeout_s) + " s (" +
-                               name_jail_filesystem(config_.jail) +
-                               "); new steps on this node fail until its server answers again");
+        return filesystem_silent(config_);
     }
     if (!report.starts_with(kAnswer)) {
         (void)::unlink(memo_path(config_.state_dir).c_str());
         const std::string why = report.starts_with("error: ") ? report.substr(7) : report;
-        return Status::failure("the jail's filesystem (" + name_jail_filesystem(config_.jail) +
-                               ") cannot serve the jail: " +
-                               (why.empty() ? "the probe ended without an answer" : why));
+        return filesystem_cannot_serve(config_,
+                                       why.empty() ? "the probe ended without an answer" : why);
     }
     probed_line_ = report.substr(kAnswer.size());
     if (keep_answer) {

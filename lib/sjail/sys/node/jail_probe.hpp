@@ -53,6 +53,12 @@ class JailFilesystem {
     bool silent_ = false;
 };
 
+// What a step says when the jail's filesystem did not answer a child of its
+// (a probe, a read of the live generation) within build_timeout=, or
+// answered with an error (`why`).
+Status filesystem_silent(const Config &config);
+Status filesystem_cannot_serve(const Config &config, const std::string &why);
+
 // Seconds since boot (CLOCK_BOOTTIME), the clock of STATE/jail-probe.
 std::int64_t boot_seconds();
 

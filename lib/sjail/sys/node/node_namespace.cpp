@@ -5,6 +5,7 @@
 #include "sjail/core/node/node_stamp.hpp"
 #include "sjail/sys/gpu/gpu_view.hpp"
 #include "sjail/sys/node/builder.hpp"
+#include "sjail/sys/node/jail_generation.hpp"
 #include "sjail/sys/node/node_stamp.hpp"
 #include "sjail/sys/node/node_watch.hpp"
 #include "sjail/sys/node/proc_options.hpp"
@@ -112,7 +113,11 @@ Status acquire_checked(const Config &config, CurrentStamp &now, NodeNamespace &o
 
 } // namespace
 
-Status acquire_node_namespace(const Config &config, NodeNamespace &out) {
+Status acquire_node_namespace(const Config &settings, NodeNamespace &out) {
+    Config config;
+    if (auto s = resolve_live_jail(settings, config); !s.ok()) {
+        return s;
+    }
     if (join_watched(config, out)) {
         return {};
     }

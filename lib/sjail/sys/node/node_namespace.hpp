@@ -18,7 +18,9 @@
 
 namespace sjail {
 
-// Returns the node namespace, building or rebuilding it (under STATE/lock)
+// Returns the node namespace of the jail `config` resolves to now (on a
+// volume with generations, the live one: sys/node/jail_generation.hpp),
+// building or rebuilding it (under STATE/lock)
 // when it is missing or its stamp no longer matches what it would be built
 // from now. Checks the jail's and the state directory's ownership every time,
 // except where slurmd's node watch says nothing changed since a step did
