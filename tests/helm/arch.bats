@@ -127,11 +127,11 @@ arch_of() {
 
 @test "mixed cluster: the arm64 populate-jail Job fills the arm64 claim with jail.populate's settings, after the PVC exists" {
     render_validated "$BATS_TEST_TMPDIR/p.json" -f "$chart/examples/mixed-arch.yaml" --set 'jail.populate.preserve={/opt/site}' \
-        --set jail.populate.dryRun=true --set jail.populate.backoffLimit=5
+        --set jail.populate.dryRun=true --set jail.populate.backoffLimit=5 --set jail.populate.generations=true
     obj "$BATS_TEST_TMPDIR/p.json" Job t-slurm-cluster-populate-jail-arm64 | jq -e '
         .spec.backoffLimit == 5
         and .metadata.annotations["helm.sh/hook-delete-policy"] == "before-hook-creation"
-        and .spec.template.spec.containers[0].args == ["--source", "/jail-rootfs", "--target", "/mnt/jail", "--preserve", "/opt/site", "--dry-run"]
+        and .spec.template.spec.containers[0].args == ["--source", "/jail-rootfs", "--target", "/mnt/jail", "--preserve", "/opt/site", "--generations", "--dry-run"]
         and .spec.template.spec.containers[0].volumeMounts == [{"name": "jail", "mountPath": "/mnt/jail"}]
         and .spec.template.spec.volumes == [{"name": "jail", "persistentVolumeClaim": {"claimName": "t-slurm-cluster-jail-arm64"}}]' >/dev/null
     # the chart's arm64 PVC is created with the release's objects, so on
