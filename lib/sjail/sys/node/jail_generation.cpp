@@ -27,6 +27,11 @@ constexpr std::string_view kIoError = "io-error: ";
 // The volume itself could not be opened: the step's own checks of jail=
 // name the cause, and nothing is recorded.
 constexpr std::string_view kNoVolume = "no-volume";
+// The name led to a file that was replaced meanwhile (a network client
+// holds the old name until its entry timeout: GlusterFS, 1 s): read again.
+constexpr std::string_view kReplaced = "replaced\n";
+constexpr int kReplacedRetries = 15;
+constexpr useconds_t kReplacedPause = 200000;
 
 // A failed open below the volume: a link or a file where a directory must
 // be is refused as such; anything else is the filesystem's error.
@@ -87,11 +92,19 @@ std::string read_fresh(const std::string &volume) {
     if (auto s = check_root_owned(volume + "/.slurm-jail", st.st_uid, st.st_mode); !s.ok()) {
         return "error: " + s.message();
     }
+    // By name first, from the server: a name the node's client still holds
+    // for a file replaced on another node fails with ESTALE, and the kernel
+    // then looks the name up afresh (LOOKUP_REVAL).
+    struct statx named {};
+    if (::statx(state.get(), "live", AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC, STATX_BASIC_STATS,
+                &named) != 0) {
+        return errno == ENOENT ? std::string(kAnswer) + std::string(kAbsent) + "\n"
+                               : open_failure(file);
+    }
     const Fd live =
         open_below(state.get(), "live", O_RDONLY | O_NOFOLLOW | O_NONBLOCK, Resolve::Beneath);
     if (!live.valid()) {
-        return errno == ENOENT ? std::string(kAnswer) + std::string(kAbsent) + "\n"
-                               : open_failure(file);
+        return errno == ENOENT || errno == ESTALE ? std::string(kReplaced) : open_failure(file);
     }
     if (::fstat(live.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
         return "error: " + file + " is not a regular file";
@@ -101,9 +114,16 @@ std::string read_fresh(const std::string &volume) {
     }
     std::string text;
     if (auto s = read_whole_file(live.get(), file, text, kLiveFileMax); !s.ok()) {
-        return "error: " + s.message();
+        return errno == ESTALE ? std::string(kReplaced) : "error: " + s.message();
     }
-    return std::string(kAnswer) + key_of(kPresent, live.get(), true) + "\n" + text;
+    // Still the file the name led to, and still there: else it was
+    // replaced meanwhile, and the next step reads it again.
+    const std::string key = key_of(kPresent, live.get(), true);
+    if (key.empty() || ::fstat(live.get(), &st) != 0 || st.st_nlink == 0 ||
+        st.st_ino != named.stx_ino) {
+        return std::string(kReplaced);
+    }
+    return std::string(kAnswer) + key + "\n" + text;
 }
 
 [[noreturn]] void run_reader(const std::string &volume, int report_fd, int hold_fd) {
@@ -111,7 +131,12 @@ std::string read_fresh(const std::string &volume) {
     for (int fd = 0; fd <= 2 && null_fd >= 0; ++fd) {
         (void)::dup2(null_fd, fd);
     }
-    write_all(report_fd, read_fresh(volume));
+    std::string report = read_fresh(volume);
+    for (int i = 0; i < kReplacedRetries && report == kReplaced; ++i) {
+        ::usleep(kReplacedPause);
+        report = read_fresh(volume);
+    }
+    write_all(report_fd, report);
     (void)finish_report(report_fd, hold_fd);
     ::_exit(0);
 }
@@ -130,6 +155,10 @@ Status read_in_child(const Config &config, std::string &memo) {
     const std::string &report = child.report();
     if (end.kind == BuilderEnd::Kind::TimedOut || !child.reported_in_time()) {
         return filesystem_silent(config);
+    }
+    if (report == kReplaced) {
+        return filesystem_cannot_serve(config, config.jail + "/" + std::string(kLiveFile) +
+                                                   " was replaced each time it was read");
     }
     if (report.starts_with(kIoError)) {
         return filesystem_cannot_serve(config, report.substr(kIoError.size()));
@@ -225,8 +254,13 @@ Status resolve_live_jail(const Config &config, Config &out, LiveRead how) {
         return s;
     }
     out.jail_volume = config.jail;
+    if (memo.key == kAbsent || memo.key == kNoVolume) {
+        return {}; // a single-directory jail (or none: the jail's own checks say so)
+    }
     if (!memo.key.starts_with(kPresent)) {
-        return {}; // a single-directory jail
+        return Status::failure("jail " + config.jail + ": its live generation could not be " +
+                               "identified; the next step reads " + std::string(kLiveFile) +
+                               " again");
     }
     const std::string file = config.jail + "/" + std::string(kLiveFile);
     LiveGeneration live;
