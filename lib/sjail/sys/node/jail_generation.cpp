@@ -4,7 +4,6 @@
 #include "sjail/core/node/jail_generation.hpp"
 #include "sjail/core/path_rules.hpp"
 #include "sjail/core/whole_number.hpp"
-#include "sjail/sys/child_process.hpp"
 #include "sjail/sys/node/jail_probe.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
@@ -126,34 +125,27 @@ std::string read_fresh(const std::string &volume) {
     return std::string(kAnswer) + key + "\n" + text;
 }
 
-[[noreturn]] void run_reader(const std::string &volume, int report_fd, int hold_fd) {
-    const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    for (int fd = 0; fd <= 2 && null_fd >= 0; ++fd) {
-        (void)::dup2(null_fd, fd);
-    }
+// In the child: read again while the file the name led to was replaced.
+std::string read_settled(const std::string &volume) {
     std::string report = read_fresh(volume);
     for (int i = 0; i < kReplacedRetries && report == kReplaced; ++i) {
         ::usleep(kReplacedPause);
         report = read_fresh(volume);
     }
-    write_all(report_fd, report);
-    (void)finish_report(report_fd, hold_fd);
-    ::_exit(0);
+    return report;
 }
 
 // The live file's key and text as the child read them ("KEY\nTEXT").
 Status read_in_child(const Config &config, std::string &memo) {
-    BuilderChild child;
-    if (auto s = child.start(
-            "the jail's live generation reader", config.build_timeout_s, {},
-            [&](int report_fd, int hold_fd) { run_reader(config.jail, report_fd, hold_fd); });
+    std::string report;
+    bool in_time = false;
+    if (auto s = ask_in_child(
+            config, "the jail's live generation reader", [&] { return read_settled(config.jail); },
+            report, in_time);
         !s.ok()) {
         return s;
     }
-    child.read_report();
-    const BuilderEnd end = child.finish();
-    const std::string &report = child.report();
-    if (end.kind == BuilderEnd::Kind::TimedOut || !child.reported_in_time()) {
+    if (!in_time) {
         return filesystem_silent(config);
     }
     if (report == kReplaced) {

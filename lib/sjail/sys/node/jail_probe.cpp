@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <ctime>
 #include <fcntl.h>
+#include <functional>
 #include <optional>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -34,30 +35,19 @@ constexpr std::string_view kUnusable = "unusable: ";
 // In the probe child: the jail root's attributes from the server itself (a
 // live server answers; a dead one fails or never returns; the kernel keeps
 // them for the steps' checks), then the loader cache's identity.
-[[noreturn]] void run_probe(const std::string &jail, int report_fd, int hold_fd) {
-    // A child stuck on a hung server is killed, but lives on until the
-    // filesystem's client gives up; it must not hold its parent's output
-    // open (slurmd reads a HealthCheckProgram's until it is closed).
-    const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    for (int fd = 0; fd <= 2 && null_fd >= 0; ++fd) {
-        (void)::dup2(null_fd, fd);
-    }
-    std::string report;
+std::string probe_answer(const std::string &jail) {
     struct statx stx {};
     std::string line;
     // Only a stat: nothing is read or followed at the end of the path. The
     // fresh attributes stay in the node's cache for the steps' checks.
     if (::statx(AT_FDCWD, jail.c_str(), AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC,
                 STATX_BASIC_STATS, &stx) != 0) {
-        report = "error: " + Status::from_errno("stat " + jail).message();
-    } else if (auto l = jail_loader_stamp(jail, line); !l.ok()) {
-        report = std::string(kAnswer) + std::string(kUnusable) + l.message();
-    } else {
-        report = std::string(kAnswer) + line;
+        return "error: " + Status::from_errno("stat " + jail).message();
     }
-    write_all(report_fd, report);
-    (void)finish_report(report_fd, hold_fd);
-    ::_exit(0);
+    if (auto l = jail_loader_stamp(jail, line); !l.ok()) {
+        return std::string(kAnswer) + std::string(kUnusable) + l.message();
+    }
+    return std::string(kAnswer) + line;
 }
 
 // The mount holding `path`, or the nearest of its parents the node's kernel
@@ -114,18 +104,45 @@ Status JailFilesystem::probe(bool keep_answer) {
     return last_answer_;
 }
 
-Status JailFilesystem::ask_server(bool keep_answer) {
+Status ask_in_child(const Config &config, const char *what,
+                    const std::function<std::string()> &answer, std::string &report,
+                    bool &in_time) {
     BuilderChild child;
-    if (auto s = child.start(
-            "the jail's filesystem probe", config_.build_timeout_s, {},
-            [&](int report_fd, int hold_fd) { run_probe(config_.jail, report_fd, hold_fd); });
+    if (auto s = child.start(what, config.build_timeout_s, {},
+                             [&](int report_fd, int hold_fd) {
+                                 // A child stuck on a hung server is killed, but
+                                 // lives on until the filesystem's client gives
+                                 // up; it must not hold its parent's output open
+                                 // (slurmd reads a HealthCheckProgram's until it
+                                 // is closed).
+                                 const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+                                 for (int fd = 0; fd <= 2 && null_fd >= 0; ++fd) {
+                                     (void)::dup2(null_fd, fd);
+                                 }
+                                 write_all(report_fd, answer());
+                                 (void)finish_report(report_fd, hold_fd);
+                                 ::_exit(0);
+                             });
         !s.ok()) {
         return s;
     }
     child.read_report();
     const BuilderEnd end = child.finish();
-    const std::string &report = child.report();
-    if (end.kind == BuilderEnd::Kind::TimedOut || !child.reported_in_time()) {
+    report = child.report();
+    in_time = end.kind != BuilderEnd::Kind::TimedOut && child.reported_in_time();
+    return {};
+}
+
+Status JailFilesystem::ask_server(bool keep_answer) {
+    std::string report;
+    bool in_time = false;
+    if (auto s = ask_in_child(
+            config_, "the jail's filesystem probe", [&] { return probe_answer(config_.jail); },
+            report, in_time);
+        !s.ok()) {
+        return s;
+    }
+    if (!in_time) {
         silent_ = true;
         (void)::unlink(memo_path(config_.state_dir).c_str());
         return filesystem_silent(config_);

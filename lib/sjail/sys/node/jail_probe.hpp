@@ -9,6 +9,7 @@
 #include "sjail/core/status.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -52,6 +53,13 @@ class JailFilesystem {
     Status last_answer_;
     bool silent_ = false;
 };
+
+// Runs `answer` in a child, within build_timeout=, with its standard
+// descriptors on /dev/null; `report` receives what it returned, and
+// `in_time` whether it returned within the deadline (a child stuck on a
+// dead server is killed). Fails only when the child cannot be started.
+Status ask_in_child(const Config &config, const char *what,
+                    const std::function<std::string()> &answer, std::string &report, bool &in_time);
 
 // What a step says when the jail's filesystem did not answer a child of its
 // (a probe, a read of the live generation) within build_timeout=, or
