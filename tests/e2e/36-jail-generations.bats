@@ -5,8 +5,9 @@
 # on, a new job gets the new one, no step ever sees a generation being
 # built, a killed populate changes nothing, and a rollback is one command.
 # The volume is /srv/e2e-generations of the cluster's jail (on the jail's
-# filesystem: a local directory, or GlusterFS in tests/shared-fs), built
-# from sources that share the cluster's rootfs by hard links.
+# filesystem: a local directory, or GlusterFS when the cluster's jail is
+# there: tests/shared-fs/e2e-files.bash says how), built from sources that
+# share the cluster's rootfs by hard links.
 
 # shellcheck source=tests/lib/local_cluster.bash
 . "$SLURM_JAIL_ROOT/tests/lib/local_cluster.bash"
