@@ -65,6 +65,8 @@ setup() {
 }
 
 teardown() {
+    # A build a test held (SIGSTOP) ends with it, however the test ended.
+    if [ -n "${BUILD_PID:-}" ]; then kill -KILL -- "-$BUILD_PID" 2>/dev/null || true; fi
     cancel_test_jobs
     wait_until 60 node_is_idle node1 || true
 }
@@ -148,6 +150,7 @@ switched() {
     local building=$GEN_VOLUME/.slurm-jail/generations/$(($(last_generation) + 1)).building
     setsid "$POPULATE" --source "$GEN_SOURCES/v3" --target "$GEN_VOLUME" >"$BATS_TEST_TMPDIR/build.log" 2>&1 3>&- &
     local pid=$!
+    BUILD_PID=$pid
     # Held mid-copy, once its /etc is v3's (rsync copies in name order), so
     # the step surely runs while the generation is half built.
     local i
