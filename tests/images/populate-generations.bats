@@ -239,3 +239,17 @@ live() { sed -n "s/^$1=//p" "$T/.slurm-jail/live"; }
     assert_failure 1
     assert_output --partial 'names no previous generation (generation 1 is the first)'
 }
+
+@test "populate-jail --generations, hostile: a link planted above a data path is never followed to make it" {
+    "$populate" --source "$SRC" --target "$T" --generations
+    # An admin left /srv open to users; one of them plants a link there.
+    local outside=$BATS_TEST_TMPDIR/outside
+    mkdir -p "$T/srv" "$outside"
+    chmod 1777 "$T/srv"
+    ln -s "$outside" "$T/srv/data"
+    run "$populate" --source "$SRC" --target "$T" --preserve /srv/data/shared
+    assert_failure 1
+    assert_output --partial "cannot make /srv/data/shared in $T: /srv is not a directory owned by root and closed to group and others"
+    assert_equal "$(find "$outside" -mindepth 1 | wc -l)" 0
+    assert_equal "$(live generation)" 1
+}
