@@ -5,6 +5,7 @@
 
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/job/job_namespace.hpp"
+#include "sjail/sys/node/generation_holds.hpp"
 #include "sjail/sys/node/node_namespace.hpp"
 
 #include <string>
@@ -71,6 +72,16 @@ void delete_stale_jobs() {
         slurm_info("chroot: deleted the namespaces of job %u, which has nothing left on this node",
                    job);
     }
+    record_generation_holds();
+}
+
+void record_generation_holds() {
+    // A generation the record names and no job here holds any more is kept
+    // by populate-jail --prune until the next record; nothing else fails.
+    if (Status s = sjail::record_generation_holds(plugin.config); !s.ok()) {
+        slurm_error("chroot: %s (retried when the next job on this node ends)",
+                    s.message().c_str());
+    }
 }
 
 int delete_job(std::uint32_t job) {
@@ -79,6 +90,7 @@ int delete_job(std::uint32_t job) {
         slurm_error("chroot: job %u: deleting its namespaces: %s", job, s.message().c_str());
         return -1;
     }
+    record_generation_holds();
     if (!left_behind.empty()) {
         slurm_info("chroot: job %u: its job_tmp= directory is left for the next cleanup "
                    "(slurmd's start): %s",

@@ -24,8 +24,14 @@ void stop_in_slurmd();
 // no process left on the node go.
 void delete_stale_jobs();
 
-// The job ended on this node: its namespaces go. -1 when they could not.
+// The job ended on this node: its namespaces go, and the node's record of
+// the jail generations it holds is brought up to date. -1 when the
+// namespaces could not go.
 int delete_job(std::uint32_t job);
+
+// The node's record of the jail generations it holds, brought up to date
+// (sys/node/generation_holds.hpp); a failure is logged.
+void record_generation_holds();
 
 // SPANK's job epilog (at the job's end, in a process slurmd starts for it,
 // "slurmstepd spank epilog", without a slurm_spank_init): deletes the job's

@@ -253,3 +253,82 @@ live() { sed -n "s/^$1=//p" "$T/.slurm-jail/live"; }
     assert_equal "$(find "$outside" -mindepth 1 | wc -l)" 0
     assert_equal "$(live generation)" 1
 }
+
+# record NODE N...: NODE's record of the generations it holds, as chroot.so
+# writes it (lib/sjail/core/node/generation_holds.hpp).
+record() {
+    local node=$1
+    shift
+    install -d -m 0700 "$T/.slurm-jail/nodes"
+    { echo '# slurm-jail: the generations this node holds (written by chroot.so; do not edit)'
+      printf 'generation=%s\n' "$@"; } >"$T/.slurm-jail/nodes/$node"
+}
+
+@test "populate-jail --holders, --prune: a generation is deleted only when no node holds it" {
+    "$populate" --source "$SRC" --target "$T" --generations
+    "$populate" --source "$V2" --target "$T"
+    local v3=$BATS_TEST_TMPDIR/jail-3
+    cp -a "$V2" "$v3"
+    echo 'third' >"$v3/usr/local/bin/third-tool"
+    "$populate" --source "$v3" --target "$T"
+    run "$populate" --holders --target "$T"
+    assert_success
+    assert_output --partial 'no node has recorded what it holds yet'
+    # node-a's namespace is on 3, a job of its still on 1; node-b is on 3.
+    record node-a 1 3
+    record node-b 3
+    run "$populate" --holders --target "$T"
+    assert_success
+    assert_line --regexp '^generation 1: version 1\.0; held by node-a \(recorded [0-9-]+ [0-9:]+\)$'
+    assert_line 'generation 2 (previous): version 2.0; held by no node'
+    assert_line --regexp '^generation 3 \(live\): version 2\.0; held by node-a \(.*\), node-b \(.*\)$'
+    run "$populate" --prune --target "$T"
+    assert_success
+    assert_output --partial 'kept generation 1: held by node-a'
+    assert_output --partial '0 generation(s) deleted, 1 kept'
+    [ -d "$GENS/1" ] && [ -d "$GENS/2" ] && [ -d "$GENS/3" ]
+
+    # 1.0 live again (built before: no build), 2 its previous; 3, the
+    # newest, is kept though no node holds it: its number was live.
+    "$populate" --rollback --target "$T" >/dev/null
+    "$populate" --source "$SRC" --target "$T" >/dev/null
+    assert_equal "$(live generation) $(live previous)" '1 2'
+    record node-a 1
+    record node-b 1
+    run "$populate" --prune --target "$T"
+    assert_success
+    assert_output --partial '0 generation(s) deleted, 0 kept'
+    [ -d "$GENS/3" ]
+
+    # 3 live again: 2 is neither live, previous nor newest, and nobody's.
+    "$populate" --source "$v3" --target "$T" >/dev/null
+    assert_equal "$(live generation) $(live previous)" '3 1'
+    run "$populate" --prune --target "$T" --dry-run
+    assert_success
+    assert_output --partial 'dry run: would delete generation 2 (version 2.0'
+    [ -d "$GENS/2" ]
+    run "$populate" --prune --target "$T"
+    assert_success
+    assert_output --partial 'deleted generation 2'
+    [ ! -e "$GENS/2" ] && [ ! -e "$GENS/2.source" ]
+    # What generation 3 shared with 2 (hard links) is whole.
+    assert_equal "$(jail_diff "$v3" "$GENS/3")" ''
+    assert_equal "$(live generation)" 3
+}
+
+@test "populate-jail --forget-node: only a recorded node, named plainly" {
+    "$populate" --source "$SRC" --target "$T" --generations
+    record gone-node 1
+    run "$populate" --forget-node ../live --target "$T"
+    assert_failure 2
+    assert_output --partial "a node's record is named by its host name"
+    run "$populate" --forget-node other --target "$T"
+    assert_failure 1
+    assert_output --partial "no node named 'other' has a record"
+    run "$populate" --forget-node gone-node --target "$T"
+    assert_success
+    [ ! -e "$T/.slurm-jail/nodes/gone-node" ]
+    run "$populate" --prune --rollback --target "$T"
+    assert_failure 2
+    assert_output --partial '--prune and --rollback cannot be combined'
+}

@@ -6,6 +6,7 @@
 #include "sjail/core/job/job_layout.hpp"
 #include "sjail/sys/job/job_namespace.hpp"
 #include "sjail/sys/job/step_entry.hpp"
+#include "sjail/sys/node/generation_holds.hpp"
 #include "sjail/sys/node/jail_generation.hpp"
 #include "sjail/sys/node/node_namespace.hpp"
 
@@ -274,6 +275,65 @@ TEST(Generations, AnotherJailOnTheSameNodeIsNotTakenForTheVolume) {
                   other.jail = single.jail;
                   CHILD_EXPECT(step_reads(other, "/etc/slurm-jail-release") == "SINGLE");
                   CHILD_EXPECT(step_reads(config, "/etc/slurm-jail-release") == "JAIL");
+                  return std::string();
+              }),
+              "");
+}
+
+namespace {
+
+// This node's record of the generations it holds, on the volume.
+std::string node_record() {
+    char name[256] = {};
+    (void)::gethostname(name, sizeof name - 1);
+    const std::string text = kit::read_file(kVolume + "/.slurm-jail/nodes/" + name);
+    std::string held;
+    for (std::size_t at = text.find("generation="); at != std::string::npos;
+         at = text.find("generation=", at + 1)) {
+        held += text.substr(at + 11, text.find('\n', at) - at - 11) + " ";
+    }
+    return held;
+}
+
+} // namespace
+
+TEST(Generations, TheNodeRecordsTheGenerationsItAndItsJobsHold) {
+    EXPECT_EQ(on_volume([](Config &config) {
+                  CHILD_EXPECT(step_reads(config, "/etc/slurm-jail-release") == "JAIL");
+                  CHILD_EXPECT(node_record() == "1 ");
+                  {
+                      int started[2];
+                      CHILD_EXPECT(::pipe(started) == 0);
+                      const PausedStep first(config, 31, started[1]);
+                      char c = 0;
+                      CHILD_EXPECT(::read(started[0], &c, 1) == 1 && c == 'x');
+                      CHILD_EXPECT(write_live(live_text(2, 1)).empty());
+                      // The node's namespace moves to 2; job 31 keeps 1.
+                      CHILD_EXPECT(step_reads(config, "/etc/slurm-jail-release") == "GEN2");
+                      CHILD_EXPECT(node_record() == "1 2 ");
+                      CHILD_EXPECT(job_reads(config, 32, "/etc/slurm-jail-release") == "GEN2");
+                      CHILD_EXPECT(node_record() == "1 2 ");
+                  }
+                  // Job 31 ends: the node holds only generation 2.
+                  CHILD_EXPECT(sjail::delete_job_namespace(config, 31).ok());
+                  CHILD_EXPECT(sjail::record_generation_holds(config).ok());
+                  CHILD_EXPECT(node_record() == "2 ");
+                  return std::string();
+              }),
+              "");
+}
+
+TEST(Generations, TheRecordIsNeverWrittenThroughALink) {
+    EXPECT_EQ(on_volume([](Config &config) {
+                  const std::string elsewhere = kVolume + "/home/alice/nodes";
+                  CHILD_EXPECT(kit::mkdir_p(elsewhere, 0700).empty());
+                  CHILD_EXPECT(
+                      ::symlink(elsewhere.c_str(), (kVolume + "/.slurm-jail/nodes").c_str()) == 0);
+                  // A generation no record can name is not entered.
+                  const std::string m = refusal(config);
+                  CHILD_EXPECT(mentions(m, "recording the jail generations this node holds"));
+                  CHILD_EXPECT(mentions(m, kVolume + "/.slurm-jail/nodes"));
+                  CHILD_EXPECT(::rmdir(elsewhere.c_str()) == 0); // nothing was written in it
                   return std::string();
               }),
               "");

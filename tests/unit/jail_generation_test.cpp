@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "sjail/core/node/generation_holds.hpp"
 #include "sjail/core/node/jail_generation.hpp"
 
 #include <gtest/gtest.h>
@@ -102,4 +103,42 @@ TEST(JailGeneration, DataNeverCoversWhatRootReads) {
 TEST(JailGeneration, GenerationDirectory) {
     EXPECT_EQ(generation_dir(1), "generations/1");
     EXPECT_EQ(generation_dir(42), "generations/42");
+}
+
+TEST(JailGeneration, TheNodesMemoOfTheLiveFile) {
+    const LiveMemo memo =
+        parse_live_memo("at=120 /mnt/jail\nlive 2049:12 70 1.5 1.5\ngeneration=3\n"
+                        "data=/home\n");
+    EXPECT_EQ(memo.at_s, 120);
+    EXPECT_EQ(memo.volume, "/mnt/jail");
+    EXPECT_EQ(memo.key, "live 2049:12 70 1.5 1.5");
+    EXPECT_EQ(memo.text, "generation=3\ndata=/home\n");
+    EXPECT_EQ(parse_live_memo("at=120 /mnt/jail\nnone\n").key, "none");
+    for (const char *bad : {"", "at=120 /mnt/jail", "at=120\nnone\n", "when=1 /v\nnone\n"}) {
+        EXPECT_EQ(parse_live_memo(bad).at_s, -1) << bad;
+    }
+    EXPECT_EQ(parse_live_memo("at=x /v\nnone\n").at_s, -1);
+}
+
+TEST(GenerationHolds, TheNodesRecordListsEachGenerationOnce) {
+    EXPECT_EQ(format_node_holds({3, 1}),
+              "# slurm-jail: the generations this node holds (written by chroot.so; do not "
+              "edit)\ngeneration=1\ngeneration=3\n");
+    EXPECT_EQ(format_node_holds({}).find("generation="), std::string::npos);
+}
+
+TEST(GenerationHolds, AJailIsAGenerationOnlyBelowItsVolume) {
+    EXPECT_EQ(generation_of_jail("/mnt/jail", "/mnt/jail/.slurm-jail/generations/12"), 12U);
+    EXPECT_FALSE(generation_of_jail("/mnt/jail", "/mnt/jail"));
+    EXPECT_FALSE(generation_of_jail("/mnt/jail", "/mnt/jail/.slurm-jail/generations/0"));
+    EXPECT_FALSE(generation_of_jail("/mnt/jail", "/mnt/jail/.slurm-jail/generations/2.building"));
+    EXPECT_FALSE(generation_of_jail("/mnt/other", "/mnt/jail/.slurm-jail/generations/2"));
+}
+
+TEST(GenerationHolds, ANodeNamesItsRecordByItsHostName) {
+    EXPECT_TRUE(valid_node_record_name("gpu-node-17.cluster_a"));
+    for (const char *bad : {"", ".hidden", "a/b", "..", "node 1", "nöde"}) {
+        EXPECT_FALSE(valid_node_record_name(bad)) << bad;
+    }
+    EXPECT_FALSE(valid_node_record_name(std::string(65, 'n')));
 }

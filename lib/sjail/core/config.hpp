@@ -5,6 +5,7 @@
 
 #include "sjail/core/gpu_mode.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,9 @@ struct Config {
     // jail it enters (sys/node/jail_generation.hpp): on a volume with
     // generations, jail is then its live generation; else jail itself.
     std::string jail_volume;
+    // Not a setting: with jail_volume, the live generation that jail is
+    // (0: a single-directory jail).
+    std::uint64_t jail_generation = 0;
 
     bool operator==(const Config &) const = default;
 };

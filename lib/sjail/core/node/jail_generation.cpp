@@ -15,14 +15,6 @@ bool allowed_in_data_path(char c) {
            std::string_view("._+-@/").find(c) != std::string_view::npos;
 }
 
-// A generation number: decimal, 1 or more, no sign or leading zero.
-std::optional<std::uint64_t> generation_number(std::string_view text) {
-    if (text.starts_with('0')) {
-        return std::nullopt;
-    }
-    return whole_number<std::uint64_t>(text);
-}
-
 // The key of one line: generation, previous or data; anything else fails.
 Status take_line(std::string_view file, std::string_view line, LiveGeneration &out,
                  bool &have_generation) {
@@ -31,7 +23,7 @@ Status take_line(std::string_view file, std::string_view line, LiveGeneration &o
     const std::string_view value = eq == std::string_view::npos ? "" : line.substr(eq + 1);
     const std::string where = std::string(file) + ": '" + std::string(line) + "'";
     if (key == "generation" || key == "previous") {
-        const auto n = generation_number(value);
+        const auto n = parse_generation_number(value);
         if (!n) {
             return Status::failure(where + ": " + std::string(key) +
                                    "= takes a generation number (1 or more)");
@@ -78,6 +70,32 @@ Status check_data_set(std::string_view file, const std::vector<std::string> &dat
 }
 
 } // namespace
+
+std::optional<std::uint64_t> parse_generation_number(std::string_view text) {
+    if (text.starts_with('0')) {
+        return std::nullopt;
+    }
+    return whole_number<std::uint64_t>(text);
+}
+
+LiveMemo parse_live_memo(std::string_view memo) {
+    LiveMemo out;
+    const auto first = memo.find('\n');
+    const auto second = first == std::string_view::npos ? first : memo.find('\n', first + 1);
+    if (second == std::string_view::npos || !memo.starts_with("at=")) {
+        return out;
+    }
+    const std::string_view head = memo.substr(3, first - 3);
+    const auto space = head.find(' ');
+    if (space == std::string_view::npos) {
+        return out;
+    }
+    out.at_s = whole_number<std::int64_t>(head.substr(0, space)).value_or(-1);
+    out.volume = head.substr(space + 1);
+    out.key = memo.substr(first + 1, second - first - 1);
+    out.text = memo.substr(second + 1);
+    return out;
+}
 
 Status check_data_path(std::string_view path) {
     const std::string shown = "data=" + std::string(path);

@@ -46,11 +46,26 @@ Status parse_live_generation(std::string_view file, std::string_view text, LiveG
 // What populate-jail writes; parse_live_generation reads it back as it was.
 std::string format_live_generation(const LiveGeneration &live);
 
+// A generation number: decimal, 1 or more, no sign or leading zero.
+std::optional<std::uint64_t> parse_generation_number(std::string_view text);
+
 // "generations/N" (below .slurm-jail) for generation N.
 std::string generation_dir(std::uint64_t generation);
 
 // Whether `path` may be a data path (the rules above); a message naming
 // it and the rule it breaks when not.
 Status check_data_path(std::string_view path);
+
+// STATE/jail-live, what a node keeps of the live file between steps
+// (sys/node/jail_generation.hpp): "at=SECONDS VOLUME" (when a child read the
+// live file of VOLUME, on the boot clock), then the file's key (what
+// identified it, or "none") and its text.
+struct LiveMemo {
+    std::int64_t at_s = -1; // -1: no memo, or one that is not as above
+    std::string volume;
+    std::string key;
+    std::string text;
+};
+LiveMemo parse_live_memo(std::string_view memo);
 
 } // namespace sjail

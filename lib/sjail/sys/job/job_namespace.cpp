@@ -8,6 +8,7 @@
 #include "sjail/sys/job/job_creator.hpp"
 #include "sjail/sys/job/job_processes.hpp"
 #include "sjail/sys/job/mps_shm_cleanup.hpp"
+#include "sjail/sys/node/generation_holds.hpp"
 #include "sjail/sys/node/node_watch.hpp"
 #include "sjail/sys/node/proc_options.hpp"
 #include "sjail/sys/ns_bind.hpp"
@@ -221,6 +222,13 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
     if (auto s = write_file_atomically(paths.jail, file_id_text(node.jail)); !s.ok()) {
         return s;
     }
+    // Recorded on the volume before the job's first step enters it.
+    if (auto s = save_generation(paths.generation, node.generation); !s.ok()) {
+        return s;
+    }
+    if (auto s = record_generation_holds(config); !s.ok()) {
+        return s;
+    }
     return write_file_atomically(paths.ready, node.stamp);
 }
 
@@ -314,6 +322,7 @@ Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths
     (void)::unlink(paths.ready.c_str());
     (void)::unlink(paths.user.c_str());
     (void)::unlink(paths.jail.c_str());
+    (void)::unlink(paths.generation.c_str());
     Status removed = remove_job_tmp(config, job);
     (void)::unlink(paths.lock.c_str());
     (void)::rmdir(paths.dir.c_str());

@@ -3,7 +3,6 @@
 
 #include "sjail/core/node/jail_generation.hpp"
 #include "sjail/core/path_rules.hpp"
-#include "sjail/core/whole_number.hpp"
 #include "sjail/sys/node/jail_probe.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
@@ -165,34 +164,6 @@ Status read_in_child(const Config &config, std::string &memo) {
     return {};
 }
 
-// STATE/jail-live: when the child read the live file of which volume
-// ("at=SECONDS VOLUME", the boot clock), then its key and text.
-struct LiveMemo {
-    std::int64_t at_s = -1;
-    std::string volume;
-    std::string key;
-    std::string text;
-};
-
-LiveMemo parse_memo(std::string_view memo) {
-    LiveMemo out;
-    const auto first = memo.find('\n');
-    const auto second = first == std::string_view::npos ? first : memo.find('\n', first + 1);
-    if (second == std::string_view::npos || !memo.starts_with("at=")) {
-        return out;
-    }
-    const std::string_view head = memo.substr(3, first - 3);
-    const auto space = head.find(' ');
-    if (space == std::string_view::npos) {
-        return out;
-    }
-    out.at_s = whole_number<std::int64_t>(head.substr(0, space)).value_or(-1);
-    out.volume = head.substr(space + 1);
-    out.key = memo.substr(first + 1, second - first - 1);
-    out.text = memo.substr(second + 1);
-    return out;
-}
-
 // Whether a step may take the recorded live file: the same volume's, read
 // within recheck= seconds, and the caches show no other file there now. A rename on this
 // node is in its caches at once; one on another node reaches them when an
@@ -212,7 +183,7 @@ Status live_memo(const Config &config, LiveRead how, LiveMemo &memo) {
     const std::string path = live_memo_path(config.state_dir);
     const std::int64_t now = boot_seconds();
     if (how == LiveRead::Recorded) {
-        memo = parse_memo(read_small_file(path, kLiveFileMax + 256));
+        memo = parse_live_memo(read_small_file(path, kLiveFileMax + 256));
         if (memo_current(memo, config, now)) {
             return {};
         }
@@ -222,7 +193,7 @@ Status live_memo(const Config &config, LiveRead how, LiveMemo &memo) {
         return s;
     }
     const std::string text = "at=" + std::to_string(now) + " " + config.jail + "\n" + read;
-    memo = parse_memo(text);
+    memo = parse_live_memo(text);
     if (how == LiveRead::Recorded && memo.key != kNoVolume &&
         prepare_state_dir(config.state_dir).ok()) {
         (void)write_file_atomically(path, text);
@@ -262,6 +233,7 @@ Status resolve_live_jail(const Config &config, Config &out, LiveRead how) {
     }
     out.jail =
         config.jail + "/" + std::string(kJailStateDir) + "/" + generation_dir(live.generation);
+    out.jail_generation = live.generation;
     for (const auto &path : live.data) {
         out.binds.push_back({config.jail + path, path, false});
     }

@@ -5,6 +5,7 @@
 #include "sjail/core/node/node_stamp.hpp"
 #include "sjail/sys/gpu/gpu_view.hpp"
 #include "sjail/sys/node/builder.hpp"
+#include "sjail/sys/node/generation_holds.hpp"
 #include "sjail/sys/node/jail_generation.hpp"
 #include "sjail/sys/node/node_stamp.hpp"
 #include "sjail/sys/node/node_watch.hpp"
@@ -42,6 +43,14 @@ Status rebuild(const Config &config, CurrentStamp &now, NodeNamespace &out) {
     }
     if (auto s = ensure_root_dir(config.tmp_dir, 01777); !s.ok()) {
         return Status::failure("node-local tmp= directory: " + s.message());
+    }
+    // The volume's record names the generation before any step enters it,
+    // so populate-jail --prune never deletes it under a step.
+    if (auto s = save_generation(node_generation_path(state), config.jail_generation); !s.ok()) {
+        return s;
+    }
+    if (auto s = record_generation_holds(config); !s.ok()) {
+        return s;
     }
     ProcOptions proc;
     if (auto s = resolve_proc_options(config, proc); !s.ok()) {
@@ -119,12 +128,14 @@ Status acquire_node_namespace(const Config &settings, NodeNamespace &out) {
         return s;
     }
     if (join_watched(config, out)) {
+        out.generation = config.jail_generation;
         return {};
     }
     CurrentStamp now;
     if (auto s = acquire_checked(config, now, out); !s.ok()) {
         return s;
     }
+    out.generation = config.jail_generation;
     arm_watch(config, now); // with STATE/lock released: arming takes it exclusively
     return {};
 }

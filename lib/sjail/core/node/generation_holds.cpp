@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sjail/core/node/generation_holds.hpp"
+
+#include "sjail/core/node/jail_generation.hpp"
+
+#include <algorithm>
+
+namespace sjail {
+
+std::string format_node_holds(const std::set<std::uint64_t> &generations) {
+    std::string text = "# slurm-jail: the generations this node holds (written by chroot.so; "
+                       "do not edit)\n";
+    for (const auto generation : generations) {
+        text += "generation=" + std::to_string(generation) + "\n";
+    }
+    return text;
+}
+
+bool valid_node_record_name(std::string_view name) {
+    const auto allowed = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '-' || c == '_' || c == '.';
+    };
+    return !name.empty() && name.size() <= 64 && !name.starts_with('.') &&
+           std::all_of(name.begin(), name.end(), allowed);
+}
+
+std::optional<std::uint64_t> generation_of_jail(std::string_view volume, std::string_view jail) {
+    const std::string stem =
+        std::string(volume) + "/" + std::string(kJailStateDir) + "/generations/";
+    if (!jail.starts_with(stem)) {
+        return std::nullopt;
+    }
+    return parse_generation_number(jail.substr(stem.size()));
+}
+
+} // namespace sjail

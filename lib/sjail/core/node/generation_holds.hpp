@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// Which generations of a jail volume a node holds. Pure.
+//
+// A node holds the generation its jail namespace was built on and the one
+// each job running on it began on (a job keeps its generation to its end:
+// sys/node/jail_generation.hpp). chroot.so records them on the volume, one
+// file per node (.slurm-jail/nodes/NODE), so that populate-jail, on any
+// node, can tell which nodes still hold a generation and delete only those
+// no node holds (populate-jail --holders, --prune).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace sjail {
+
+// The nodes' records, below the volume.
+inline constexpr std::string_view kNodesDir = ".slurm-jail/nodes";
+
+// A node's record: a comment line, then `generation=N` for each generation
+// held, smallest first (no line: the node holds none).
+std::string format_node_holds(const std::set<std::uint64_t> &generations);
+
+// Whether `name` (the node's host name) may name its record: letters,
+// digits, '-', '_' and '.', not starting with '.', at most 64 characters.
+bool valid_node_record_name(std::string_view name);
+
+// The generation of `jail` (a jail directory) on `volume`: N for
+// VOLUME/.slurm-jail/generations/N; none for the volume itself or anything
+// else.
+std::optional<std::uint64_t> generation_of_jail(std::string_view volume, std::string_view jail);
+
+} // namespace sjail
