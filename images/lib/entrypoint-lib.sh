@@ -15,19 +15,28 @@ die() {
     exit 1
 }
 
-# wait_for_file PATH WHAT HOW: waits up to $wait_timeout s for PATH (Secrets
-# and volumes can appear after the container starts), then fails naming HOW
-# to provide it.
-wait_for_file() {
-    local path=$1 what=$2 how=$3 waited=0
-    while [ ! -s "$path" ]; do
+# wait_for_any WHAT HOW PATH...: waits up to $wait_timeout s for one of the
+# PATHs to be a non-empty file (Secrets and volumes can appear after the
+# container starts), then fails naming HOW to provide it.
+wait_for_any() {
+    local what=$1 how=$2 waited=0 path where
+    shift 2
+    where=$(printf '%s or ' "$@")
+    where=${where% or }
+    while true; do
+        for path in "$@"; do
+            [ ! -s "$path" ] || return 0
+        done
         [ "$waited" -lt "$wait_timeout" ] ||
-            die "no $what at $path after ${wait_timeout} s; $how"
-        [ $((waited % 30)) -ne 0 ] || log "waiting for $what at $path"
+            die "no $what at $where after ${wait_timeout} s; $how"
+        [ $((waited % 30)) -ne 0 ] || log "waiting for $what at $where"
         sleep 1
         waited=$((waited + 1))
     done
 }
+
+# wait_for_file PATH WHAT HOW: wait_for_any for one path.
+wait_for_file() { wait_for_any "$2" "$3" "$1"; }
 
 wait_for_inputs() {
     wait_for_file "$munge_secret" "munge key" \
@@ -36,9 +45,11 @@ wait_for_inputs() {
         "mount the Slurm config (slurm.conf, plugstack.conf) at $(dirname "$slurm_conf")"
 }
 
+# A populated jail: a single-directory jail's marker, or the live file of a
+# volume with generations (docs/jail-generations.md).
 wait_for_jail() {
-    wait_for_file "$jail/.slurm-jail/populated" "populated jail" \
-        "mount the jail volume at $jail and run populate-jail on it"
+    wait_for_any "populated jail" "mount the jail volume at $jail and run populate-jail on it" \
+        "$jail/.slurm-jail/populated" "$jail/.slurm-jail/live"
 }
 
 start_munged() {
