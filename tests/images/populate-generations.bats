@@ -332,3 +332,13 @@ record() {
     assert_failure 2
     assert_output --partial '--prune and --rollback cannot be combined'
 }
+
+@test "the worker and login entrypoints take a volume with generations for a populated jail" {
+    run bash -c '. "$1"; jail=$2 wait_timeout=1; wait_for_jail' _ "$images/lib/entrypoint-lib.sh" "$T"
+    assert_failure 1
+    assert_output --partial "no populated jail at $T/.slurm-jail/populated or $T/.slurm-jail/live after 1 s; mount the jail volume"
+    "$populate" --source "$SRC" --target "$T" --generations >/dev/null
+    [ ! -e "$T/.slurm-jail/populated" ]
+    run bash -c '. "$1"; jail=$2 wait_timeout=1; wait_for_jail' _ "$images/lib/entrypoint-lib.sh" "$T"
+    assert_success
+}
