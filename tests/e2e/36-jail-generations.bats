@@ -180,3 +180,45 @@ switched() {
     assert_line v3
     assert_line e2e-v3.so
 }
+
+@test "populate-jail --prune keeps a generation while a job on it runs, and deletes it once the job ended" {
+    local gens=$GEN_VOLUME/.slurm-jail/generations record=$GEN_VOLUME/.slurm-jail/nodes/node1
+    # v1, v2 and v3 are built by now; v2 live again (no build), a job on it.
+    "$POPULATE" --source "$GEN_SOURCES/v2" --target "$GEN_VOLUME" >&2
+    local held
+    held=$(live_now)
+    switched
+    run ush "sbatch --parsable -w node1 -o /dev/null --wrap 'exec sleep 300'"
+    assert_success
+    local job=$output
+    # Its first step began on the generation: the job holds it.
+    wait_until 60 grep -qsx "$held" "$(job_state_dir node1 "$job")/generation"
+    # v1, then v3 live: the job's generation is neither live nor previous.
+    "$POPULATE" --source "$GEN_SOURCES/v1" --target "$GEN_VOLUME" >&2
+    "$POPULATE" --source "$GEN_SOURCES/v3" --target "$GEN_VOLUME" >&2
+    switched
+    run ush "srun -w node1 sh -c '$SEEN'"
+    assert_line v3
+    assert_equal "$(grep -c "^generation=\($held\|$(live_now)\)$" "$record")" 2
+
+    run "$POPULATE" --holders --target "$GEN_VOLUME"
+    assert_success
+    assert_line --regexp "^generation $held: version .*; held by node1 \(recorded .*\)$"
+    run "$POPULATE" --prune --target "$GEN_VOLUME"
+    assert_success
+    assert_output --partial "kept generation $held: held by node1"
+    [ -d "$gens/$held" ]
+
+    run ush "scancel $job"
+    assert_success
+    wait_until 60 node_is_idle node1
+    # The job's end on the node (its epilog) lets go of the generation.
+    wait_until 30 sh -c "! grep -qx 'generation=$held' '$record'"
+    run "$POPULATE" --prune --target "$GEN_VOLUME"
+    assert_success
+    assert_output --partial "deleted generation $held"
+    [ ! -e "$gens/$held" ]
+    run ush "srun -w node1 sh -c '$SEEN'"
+    assert_success
+    assert_line v3
+}
