@@ -73,6 +73,8 @@ has_data_points() {
 # makes live again; may be empty) by renaming a new file over the live file.
 write_live() {
     local n=$1 previous=$2 tmp p
+    # Where the user databases go, checked before the switch.
+    parents_root_only /etc/passwd
     tmp=$(live_file).tmp
     {
         echo "# slurm-jail: the live generation (written by populate-jail; do not edit)"
@@ -84,6 +86,23 @@ write_live() {
     sync "$tmp"
     mv -f "$tmp" "$(live_file)"
     sync "$target_dir/$state_name"
+    publish_user_databases "$n"
+}
+
+# publish_user_databases N: generation N's passwd, group and shadow copied to
+# TARGET/etc, where the worker, login and controller images resolve the
+# jail's users outside it (libnss-extrausers follows /var/lib/extrausers/*
+# there; chroot.so never reads them). Each is a new file renamed into place.
+publish_user_databases() {
+    local n=$1 db src
+    install -d -m 0755 "$target_dir/etc"
+    for db in passwd group shadow; do
+        src=$(gens_dir)/$n/etc/$db
+        if [ ! -f "$src" ] || [ -L "$src" ]; then continue; fi
+        rm -f "$target_dir/etc/.$db.new"
+        cp -p "$src" "$target_dir/etc/.$db.new"
+        mv -f "$target_dir/etc/.$db.new" "$target_dir/etc/$db"
+    done
 }
 
 # The data paths named in the live file (a rollback keeps them).

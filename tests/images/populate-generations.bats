@@ -342,3 +342,33 @@ record() {
     run bash -c '. "$1"; jail=$2 wait_timeout=1; wait_for_jail' _ "$images/lib/entrypoint-lib.sh" "$T"
     assert_success
 }
+
+@test "populate-jail --generations: the live generation's user databases are at TARGET/etc, for the daemons outside the jail" {
+    "$populate" --source "$SRC" --target "$T" --generations >/dev/null
+    local db
+    for db in passwd group shadow; do
+        cmp "$GENS/1/etc/$db" "$T/etc/$db" || fail "$T/etc/$db is not generation 1's"
+    done
+    # A user added in the next version of the image (a new file: the
+    # others are hard links to 1.0's).
+    local v=$BATS_TEST_TMPDIR/jail-users
+    cp -al "$SRC" "$v"
+    rm "$v/etc/passwd"
+    { cat "$SRC/etc/passwd"; echo 'newuser:x:4242:4242::/home/newuser:/bin/bash'; } >"$v/etc/passwd"
+    "$populate" --source "$v" --target "$T" >/dev/null
+    run grep -c '^newuser:' "$T/etc/passwd"
+    assert_output 1
+    assert_equal "$(stat -c '%u %a' "$T/etc" "$T/etc/passwd" | tr '\n' ' ')" '0 755 0 644 '
+    "$populate" --rollback --target "$T" >/dev/null
+    run grep -c '^newuser:' "$T/etc/passwd"
+    assert_output 0
+    # A link planted where the databases go is refused, nothing written.
+    rm -rf "${T:?}/etc"
+    mkdir "$BATS_TEST_TMPDIR/elsewhere"
+    ln -s "$BATS_TEST_TMPDIR/elsewhere" "$T/etc"
+    run "$populate" --rollback --target "$T"
+    assert_failure 1
+    assert_output --partial "cannot make /etc/passwd in $T: /etc is not a directory owned by root"
+    assert_equal "$(find "$BATS_TEST_TMPDIR/elsewhere" -mindepth 1 | wc -l)" 0
+    assert_equal "$(live generation)" 1
+}
