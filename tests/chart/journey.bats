@@ -26,7 +26,9 @@ teardown_file() { release_stop; }
     assert_line --index 1 --partial 'pod t-slurm-cluster-controller-0: started'
     run kr logs job/t-slurm-cluster-populate-jail
     assert_success
-    refute_output ""
+    # The chart's default: a jail volume with generations.
+    assert_output --partial 'first population: building generation 1'
+    assert_output --partial 'generation 1 of /mnt/jail is live'
     run kr get
     assert_line --regexp '^t-slurm-cluster-controller-0	10\.244\.[0-9.]+	Ready	StatefulSet/t-slurm-cluster-controller	localhost/slurm-jail/worker:0\.1\.0-slurm24\.11$'
     assert_line --regexp '^t-slurm-cluster-login-0	.*	Ready	'

@@ -101,6 +101,11 @@ upgrade_to() {
     assert_equal "$(version_in t-slurm-cluster-cpu-1 slurmd -V)" "$new"
     # The worker waited for the job it ran (drainGracePeriodSeconds).
     assert_equal "$(job_state "$job")" 'JobState=COMPLETED ExitCode=0:0 '
+    # The $new jail was built as a generation beside the $old one, then
+    # made live in one step.
+    run kr logs job/t-slurm-cluster-populate-jail
+    assert_output --partial 'upgrade: building generation 2 beside the live generation 1'
+    assert_output --partial 'generation 2 of /mnt/jail is live'
     # slurm.conf names the job container the $new way.
     run ctl scontrol show config
     assert_line --regexp '^NamespaceType += namespace/slurm_jail$'
