@@ -190,6 +190,7 @@ generations_dry_run() {
 generations_main() {
     local identity=$1 state=$target_dir/$state_name live last n base start=$2
     check_data_paths
+    check_line_usable
     if [ "$dry_run" -eq 1 ]; then
         generations_dry_run "$identity"
         return 0
@@ -239,6 +240,7 @@ generations_main() {
     seed_preserved_paths
     make_missing_data_paths
     fix_root_ownership
+    check_new_generation "$n" "$live"
     mv -T "$(gens_dir)/$n.building" "$(gens_dir)/$n"
     printf '%s\n' "$identity" >"$(gens_dir)/$n.source"
     sync "$(gens_dir)"
@@ -265,6 +267,53 @@ rollback_main() {
     log "rolled back: generation $previous of $target_dir is live again, version $(release_version "$(gens_dir)/$previous.source"); --rollback again makes generation $live live"
 }
 
+
+# ---- slurm-jail-check against a new generation (--check-line) ----
+
+# --check-line: slurm-jail-check is installed and the line names jail=.
+check_line_usable() {
+    [ -n "$check_line" ] || return 0
+    command -v slurm-jail-check >/dev/null ||
+        die "--check-line needs slurm-jail-check, which is not installed here; install slurm-jail on this node, or drop --check-line"
+    [[ " $check_line " == *" jail="* ]] ||
+        usage_error "--check-line '$check_line': not a chroot.so line with jail=, e.g. 'required chroot.so jail=/mnt/jail'"
+}
+
+# with_jail DIR: --check-line with its jail= set to DIR.
+with_jail() {
+    local word out=
+    for word in $check_line; do
+        [[ $word != jail=* ]] || word=jail=$1
+        out+="${out:+ }$word"
+    done
+    echo "$out"
+}
+
+# check_problems DIR: what slurm-jail-check calls a problem with the jail at
+# DIR, one a line, DIR written as JAIL (so two jails' lists compare).
+check_problems() {
+    local dir=$1 line
+    slurm-jail-check --line "$(with_jail "$dir")" | sed -n 's/^PROBLEM: //p' |
+        while IFS= read -r line; do echo "${line//"$dir"/JAIL}"; done | LC_ALL=C sort -u
+}
+
+# check_new_generation N LIVE: generation N (still N.building) has no problem
+# that the live generation LIVE (none: a first population) does not have;
+# else it is deleted and the run stops, the live generation unchanged.
+check_new_generation() {
+    local n=$1 live=$2 build added
+    [ -n "$check_line" ] || return 0
+    build=$(gens_dir)/$n.building
+    added=$(LC_ALL=C comm -23 <(check_problems "$build") \
+        <(if [ -n "$live" ]; then check_problems "$(gens_dir)/$live"; fi))
+    if [ -n "$added" ]; then
+        rm -rf "$build"
+        die "slurm-jail-check finds in generation $n what the live generation ${live:-(none)} does not have, so it was not made live and is deleted (JAIL is the generation):
+  ${added//$'\n'/$'\n'  }
+Fix the jail image, then run again."
+    fi
+    log "checked generation $n with slurm-jail-check: no problem the live generation ${live:-(none)} does not have"
+}
 
 # ---- which nodes hold a generation; deleting those none holds ----
 

@@ -372,3 +372,33 @@ record() {
     assert_equal "$(find "$BATS_TEST_TMPDIR/elsewhere" -mindepth 1 | wc -l)" 0
     assert_equal "$(live generation)" 1
 }
+
+@test "populate-jail --check-line: slurm-jail-check finds a new problem in the new generation; it is never made live" {
+    local check_dir=${SLURM_JAIL_BUILD_DIR:-$root/build}/plugin/jail_check
+    [ -x "$check_dir/slurm-jail-check" ] || fail "no slurm-jail-check in $check_dir: build the tree first"
+    "$populate" --source "$SRC" --target "$T" --generations >/dev/null
+    local line="required chroot.so jail=$T"
+    run env PATH="$PATH:$check_dir" "$populate" --source "$V2" --target "$T" --check-line "$line"
+    assert_success
+    assert_output --partial 'checked generation 2 with slurm-jail-check: no problem the live generation 1 does not have'
+    assert_equal "$(live generation)" 2
+    # The next version has an /etc its group may write: root on the nodes
+    # reads /etc from the jail.
+    local bad=$BATS_TEST_TMPDIR/jail-bad
+    cp -al "$V2" "$bad"
+    echo bad >"$bad/usr/local/bin/bad-tool"
+    chmod g+w "$bad/etc"
+    run env PATH="$PATH:$check_dir" "$populate" --source "$bad" --target "$T" --check-line "$line"
+    assert_failure 1
+    assert_output --partial 'slurm-jail-check finds in generation 3 what the live generation 2 does not have'
+    assert_output --partial 'JAIL/etc'
+    assert_equal "$(live generation)" 2
+    [ ! -e "$GENS/3" ] && [ ! -e "$GENS/3.building" ]
+    # Without slurm-jail-check, or with a line that is not chroot.so's.
+    run env PATH=/usr/bin:/bin "$populate" --source "$V2" --target "$T" --check-line "$line"
+    assert_failure 1
+    assert_output --partial '--check-line needs slurm-jail-check, which is not installed here'
+    run env PATH="$PATH:$check_dir" "$populate" --source "$V2" --target "$T" --check-line 'required chroot.so'
+    assert_failure 2
+    assert_output --partial "not a chroot.so line with jail="
+}
