@@ -118,14 +118,23 @@ std::string job_reads(const Config &config, std::uint32_t job, const std::string
 // when in), as a running job's step does; killed when it goes out of scope.
 class PausedStep {
   public:
-    PausedStep(const Config &config, std::uint32_t job, int started) : pid_(::fork()) {
+    PausedStep(const Config &config, std::uint32_t job) {
+        if (::pipe(started_) != 0) {
+            return;
+        }
+        pid_ = ::fork();
         if (pid_ == 0) {
             sjail::StepJail step;
             const bool in = sjail::enter_job_for_step(config, job, step).ok();
-            (void)!::write(started, in ? "x" : "f", 1);
+            (void)!::write(started_[1], in ? "x" : "f", 1);
             ::pause();
             ::_exit(0);
         }
+    }
+    // Waits until the step is in the job's jail; false when it failed.
+    bool entered() const {
+        char c = 0;
+        return pid_ > 0 && ::read(started_[0], &c, 1) == 1 && c == 'x';
     }
     PausedStep(const PausedStep &) = delete;
     PausedStep &operator=(const PausedStep &) = delete;
@@ -134,10 +143,16 @@ class PausedStep {
             (void)::kill(pid_, SIGKILL);
             (void)::waitpid(pid_, nullptr, 0);
         }
+        for (const int fd : started_) {
+            if (fd >= 0) {
+                (void)::close(fd);
+            }
+        }
     }
 
   private:
-    pid_t pid_;
+    int started_[2] = {-1, -1};
+    pid_t pid_ = -1;
 };
 
 // The message of a step that must fail.
@@ -193,13 +208,10 @@ TEST(Generations, ASwitchOnThisNodeIsSeenByTheNextStepAtOnce) {
 TEST(Generations, AJobKeepsTheGenerationItBeganOnANewJobGetsTheLiveOne) {
     EXPECT_EQ(
         on_volume([](Config &config) {
-            int started[2];
-            CHILD_EXPECT(::pipe(started) == 0);
             // The job's first step lives on, as a running job's does,
             // until the end of the test, however it ends.
-            const PausedStep first(config, 31, started[1]);
-            char c = 0;
-            CHILD_EXPECT(::read(started[0], &c, 1) == 1 && c == 'x');
+            const PausedStep first(config, 31);
+            CHILD_EXPECT(first.entered());
             CHILD_EXPECT(write_live(live_text(2, 1)).empty());
             CHILD_EXPECT(job_reads(config, 31, "/etc/slurm-jail-release") == "JAIL");
             CHILD_EXPECT(job_reads(config, 31, "/home/alice/file") == "data");
@@ -302,11 +314,8 @@ TEST(Generations, TheNodeRecordsTheGenerationsItAndItsJobsHold) {
                   CHILD_EXPECT(step_reads(config, "/etc/slurm-jail-release") == "JAIL");
                   CHILD_EXPECT(node_record() == "1 ");
                   {
-                      int started[2];
-                      CHILD_EXPECT(::pipe(started) == 0);
-                      const PausedStep first(config, 31, started[1]);
-                      char c = 0;
-                      CHILD_EXPECT(::read(started[0], &c, 1) == 1 && c == 'x');
+                      const PausedStep first(config, 31);
+                      CHILD_EXPECT(first.entered());
                       CHILD_EXPECT(write_live(live_text(2, 1)).empty());
                       // The node's namespace moves to 2; job 31 keeps 1.
                       CHILD_EXPECT(step_reads(config, "/etc/slurm-jail-release") == "GEN2");
