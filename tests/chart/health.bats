@@ -93,6 +93,11 @@ $(for i in 0 1 2 3; do echo "      - {name: nvidia$i, mountPath: /dev/nvidia$i}"
 partitions:
   - {name: main, nodesets: [cpu], default: true}
   - {name: gpu, nodesets: [gpu]}
+# A single-directory jail (the chart's layout before generations): the
+# fake nccl-tests are installed at the volume's top, which is the jail.
+jail:
+  populate:
+    generations: false
 healthChecks:
   interval: 3
   gpuCheckCommand: /opt/fake-gpu/gpu-check

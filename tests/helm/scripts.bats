@@ -230,21 +230,31 @@ fake() {
 # A minimal jail: the host's /usr bound read-only in a private mount
 # namespace, plus its own /etc/slurm-jail-release. helm-test then runs with a
 # fake srun that executes the task either chrooted into it or on the host.
-helm_test_in() { # MODE (jail|host)
-    local j=$BATS_TEST_TMPDIR/jail
-    mkdir -p "$j/usr" "$j/etc" "$j/srv"
-    ln -s usr/bin "$j/bin"
-    ln -s usr/lib "$j/lib"
-    [ ! -d /usr/lib64 ] || ln -s usr/lib64 "$j/lib64"
-    echo "slurm-jail 0.1.0 test" >"$j/etc/slurm-jail-release"
+# LAYOUT generations: the jail volume holds it as its live generation, with
+# the volume's /home bound in, as chroot.so does.
+helm_test_in() { # MODE (jail|host) [LAYOUT (single|generations)]
+    local j=$BATS_TEST_TMPDIR/jail r
+    r=$j
+    if [ "${2:-single}" = generations ]; then
+        r=$j/.slurm-jail/generations/1
+        mkdir -p "$r/home" "$j/home"
+        printf 'generation=1\ndata=/home\n' >"$j/.slurm-jail/live"
+    fi
+    mkdir -p "$r/usr" "$r/etc" "$j/home"
+    ln -s usr/bin "$r/bin"
+    ln -s usr/lib "$r/lib"
+    [ ! -d /usr/lib64 ] || ln -s usr/lib64 "$r/lib64"
+    echo "slurm-jail 0.1.0 test" >"$r/etc/slurm-jail-release"
     if [ "$1" = jail ]; then
-        printf '#!/bin/sh\necho "srun $*" >>"$CALLS"\nwhile [ "${1#-}" != "$1" ]; do shift; done\nexec chroot "$JAIL_PATH" "$@"\n' >"$bin/srun"
+        printf '#!/bin/sh\necho "srun $*" >>"$CALLS"\nwhile [ "${1#-}" != "$1" ]; do shift; done\nexec chroot "$ROOT" "$@"\n' >"$bin/srun"
     else
         printf '#!/bin/sh\necho "srun $*" >>"$CALLS"\nwhile [ "${1#-}" != "$1" ]; do shift; done\nexec "$@"\n' >"$bin/srun"
     fi
     chmod +x "$bin/srun"
-    JAIL_PATH=$j unshare --mount --propagation private sh -c \
-        'mount --bind -o ro /usr "$JAIL_PATH/usr" && exec sh "$0"' "$files/helm-test"
+    ROOT=$r JAIL_PATH=$j unshare --mount --propagation private sh -c \
+        'mount --bind -o ro /usr "$ROOT/usr" &&
+         { [ "$ROOT" = "$JAIL_PATH" ] || mount --bind "$JAIL_PATH/home" "$ROOT/home"; } &&
+         exec sh "$0"' "$files/helm-test"
 }
 
 @test "helm-test passes when the job ran inside the jail" {
@@ -254,7 +264,15 @@ helm_test_in() { # MODE (jail|host)
     run grep -c '^srun --nodes=1 --time=5 --job-name=helm-test cat ' "$CALLS"
     assert_output 2
     # the token file is cleaned up
-    run find "$BATS_TEST_TMPDIR/jail/srv" -type f
+    run find "$BATS_TEST_TMPDIR/jail/home" -type f
+    assert_output ""
+}
+
+@test "helm-test passes on a volume with generations: the live one is the jail" {
+    run helm_test_in jail generations
+    assert_success
+    assert_output --partial "OK: the job ran inside the jail (slurm-jail 0.1.0 test)"
+    run find "$BATS_TEST_TMPDIR/jail/home" -type f
     assert_output ""
 }
 
