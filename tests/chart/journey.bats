@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154 # variables come from helpers.bash
 # A user's journey through the chart as rendered from its default values
-# (plus the test users' SSH keys), run by hack/kube-run on podman: every pod,
+# (plus the test users' SSH keys, and the jail's backup to a restic
+# repository on this machine), run by hack/kube-run on podman: every pod,
 # command, mount, Secret and hook is the chart's own.
 
 load helpers
@@ -11,12 +12,35 @@ setup_file() {
     require_helm_tools "$root" yaml
     build_images
     make_user_keys
-    release_start -f "$BATS_FILE_TMPDIR/keys.yaml"
+    make_backup_values
+    release_start -f "$BATS_FILE_TMPDIR/keys.yaml" -f "$BATS_FILE_TMPDIR/backup.yaml"
     make_known_hosts "$BATS_FILE_TMPDIR/install.yaml"
     wait_for_nodes 2
 }
 
 teardown() { dump_release; }
+
+# The jail's backup CronJob, with a path repository on a hostPath volume
+# (this machine's $BATS_FILE_TMPDIR/backups) and its password in a Secret of
+# the chart's extraObjects.
+make_backup_values() {
+    install -d -m 0700 "$BATS_FILE_TMPDIR/backups"
+    echo 'journey backup password' >"$BATS_FILE_TMPDIR/backup-password"
+    cat >"$BATS_FILE_TMPDIR/backup.yaml" <<EOF
+jail:
+  backup:
+    enabled: true
+    repository: /var/lib/slurm-jail-backup/jail
+    repositoryVolume: {hostPath: {path: $BATS_FILE_TMPDIR/backups, type: Directory}}
+    passwordSecret: {name: jail-backup-password}
+    extraArgs: [--init]
+extraObjects:
+  - apiVersion: v1
+    kind: Secret
+    metadata: {name: jail-backup-password, namespace: hpc}
+    stringData: {password: journey backup password}
+EOF
+}
 
 teardown_file() { release_stop; }
 
@@ -101,6 +125,24 @@ teardown_file() { release_stop; }
     # root logs in only with its own authorized key, never with another user's.
     run login_ssh root -i "$BATS_FILE_TMPDIR/keys/testuser" -- true
     assert_failure 255
+}
+
+@test "journey: the jail-backup CronJob backs up the users' data and the live file, never a generation" {
+    run as_testuser 'echo "worth keeping" > backed-up.txt'
+    assert_success
+    run kr run-cronjob t-slurm-cluster-jail-backup
+    assert_success
+    assert_output --partial 'created the restic repository'
+    assert_output --partial 'backing up /home and the live file of /mnt/jail'
+    export RESTIC_REPOSITORY=$BATS_FILE_TMPDIR/backups/jail RESTIC_PASSWORD_FILE=$BATS_FILE_TMPDIR/backup-password
+    run restic ls latest
+    assert_success
+    assert_line /home/testuser/backed-up.txt
+    assert_line /.slurm-jail/live
+    refute_line --regexp '^/\.slurm-jail/generations'
+    refute_line --regexp '^/(etc|usr)(/|$)'
+    run restic dump latest /home/testuser/backed-up.txt
+    assert_output 'worth keeping'
 }
 
 @test "journey: the login pod keeps the chart's host key when it is recreated" {

@@ -98,3 +98,18 @@ cronjob() { obj "$1" CronJob t-slurm-cluster-jail-backup; }
     assert_output --partial "at '/jail/backup/schedule'"
     assert_output --partial "at '/jail/backup/concurrencyPolicy'"
 }
+
+@test "jail backup: a path repository on the volume repositoryVolume names, mounted at /var/lib/slurm-jail-backup" {
+    render_backup "$BATS_TEST_TMPDIR/path.json" -f "$R/on.yaml" \
+        --set jail.backup.repository=/var/lib/slurm-jail-backup/jail \
+        --set jail.backup.repositoryVolume.persistentVolumeClaim.claimName=jail-backups
+    spec=$(cronjob "$BATS_TEST_TMPDIR/path.json" | jq '.spec.jobTemplate.spec.template.spec')
+    jq -e '.volumes[] | select(.name == "repository") == {"name": "repository", "persistentVolumeClaim": {"claimName": "jail-backups"}}' <<<"$spec" >/dev/null
+    jq -e '.containers[0].volumeMounts[] | select(.name == "repository") | .mountPath == "/var/lib/slurm-jail-backup" and (has("readOnly") | not)' <<<"$spec" >/dev/null
+    # Without it: no such volume (an S3 repository).
+    spec=$(cronjob "$R/on.json" | jq '.spec.jobTemplate.spec.template.spec')
+    jq -e '[.volumes[].name] | index("repository") == null' <<<"$spec" >/dev/null
+    run "$helm_bin" template t "$chart" -f "$R/on.yaml" --set jail.backup.repositoryVolume.name=x
+    assert_failure
+    assert_output --partial "at '/jail/backup/repositoryVolume'"
+}
