@@ -192,7 +192,7 @@ switched() {
     assert_success
     local job=$output
     # Its first step began on the generation: the job holds it.
-    wait_until 60 grep -qsx "$held" "$(job_state_dir node1 "$job")/generation"
+    wait_until 60 grep -qsx "$held" "$STATE/nodes/node1/run/held/job.$job"
     # v1, then v3 live: the job's generation is neither live nor previous.
     "$POPULATE" --source "$GEN_SOURCES/v1" --target "$GEN_VOLUME" >&2
     "$POPULATE" --source "$GEN_SOURCES/v3" --target "$GEN_VOLUME" >&2

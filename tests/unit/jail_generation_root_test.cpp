@@ -4,6 +4,7 @@
 // in, see a switch at once, and a job keeps the generation it began on.
 #include "sandbox.hpp"
 #include "sjail/core/job/job_layout.hpp"
+#include "sjail/core/node/generation_holds.hpp"
 #include "sjail/sys/job/job_namespace.hpp"
 #include "sjail/sys/job/step_entry.hpp"
 #include "sjail/sys/node/generation_holds.hpp"
@@ -325,6 +326,16 @@ TEST(Generations, TheNodeRecordsTheGenerationsItAndItsJobsHold) {
                   }
                   // Job 31 ends: the node holds only generation 2.
                   CHILD_EXPECT(sjail::delete_job_namespace(config, 31).ok());
+                  CHILD_EXPECT(sjail::record_generation_holds(config).ok());
+                  CHILD_EXPECT(node_record() == "2 ");
+                  // A hold left by a job whose state is gone (a crash) goes
+                  // with slurmd's start.
+                  const std::string orphan = sjail::job_hold_path(config.state_dir, 77);
+                  CHILD_EXPECT(kit::write_file(orphan, "1").empty());
+                  CHILD_EXPECT(sjail::record_generation_holds(config).ok());
+                  CHILD_EXPECT(node_record() == "1 2 ");
+                  (void)sjail::delete_stale_jobs(config);
+                  CHILD_EXPECT(::access(orphan.c_str(), F_OK) != 0);
                   CHILD_EXPECT(sjail::record_generation_holds(config).ok());
                   CHILD_EXPECT(node_record() == "2 ");
                   return std::string();

@@ -15,9 +15,8 @@ std::string jobs_dir(const std::string &state) {
 
 JobPaths job_paths(const std::string &state, std::uint32_t job) {
     const std::string dir = jobs_dir(state) + "/" + std::to_string(job);
-    return {dir,           dir + "/stepd", dir + "/tasks",     dir + "/pid",
-            dir + "/ipc",  dir + "/init",  dir + "/lock",      dir + "/ready",
-            dir + "/user", dir + "/jail",  dir + "/generation"};
+    return {dir,           dir + "/stepd", dir + "/tasks", dir + "/pid",  dir + "/ipc",
+            dir + "/init", dir + "/lock",  dir + "/ready", dir + "/user", dir + "/jail"};
 }
 
 std::array<const std::string *, 4> namespace_files(const JobPaths &paths) {

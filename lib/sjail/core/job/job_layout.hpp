@@ -42,9 +42,8 @@ struct JobPaths {
     std::string init;
     std::string lock;
     std::string ready;
-    std::string user;       // whose job it is (sys/job/job_user.hpp)
-    std::string jail;       // the jail its views show
-    std::string generation; // that jail's generation, on a volume with generations
+    std::string user; // whose job it is (sys/job/job_user.hpp)
+    std::string jail; // the jail its views show
 };
 
 std::string jobs_dir(const std::string &state);

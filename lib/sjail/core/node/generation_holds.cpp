@@ -7,6 +7,18 @@
 
 namespace sjail {
 
+std::string holds_dir(const std::string &state_dir) {
+    return state_dir + "/held";
+}
+
+std::string node_hold_path(const std::string &state_dir) {
+    return holds_dir(state_dir) + "/node";
+}
+
+std::string job_hold_path(const std::string &state_dir, std::uint32_t job) {
+    return holds_dir(state_dir) + "/job." + std::to_string(job);
+}
+
 std::string format_node_holds(const std::set<std::uint64_t> &generations) {
     std::string text = "# slurm-jail: the generations this node holds (written by chroot.so; "
                        "do not edit)\n";

@@ -20,6 +20,13 @@ namespace sjail {
 // The nodes' records, below the volume.
 inline constexpr std::string_view kNodesDir = ".slurm-jail/nodes";
 
+// Below the node's state directory: STATE/held holds one file per hold,
+// naming its generation: `node` for the node's namespace, `job.JOB` for
+// each job on the node.
+std::string holds_dir(const std::string &state_dir);
+std::string node_hold_path(const std::string &state_dir);
+std::string job_hold_path(const std::string &state_dir, std::uint32_t job);
+
 // A node's record: a comment line, then `generation=N` for each generation
 // held, smallest first (no line: the node holds none).
 std::string format_node_holds(const std::set<std::uint64_t> &generations);

@@ -3,6 +3,7 @@
 
 #include "sjail/core/builder_report.hpp"
 #include "sjail/core/job/job_layout.hpp"
+#include "sjail/core/node/generation_holds.hpp"
 #include "sjail/sys/child_process.hpp"
 #include "sjail/sys/gpu/mps_shm.hpp"
 #include "sjail/sys/job/job_creator.hpp"
@@ -223,7 +224,7 @@ Status make_job(const Config &config, const NodeNamespace &node, std::uint32_t j
         return s;
     }
     // Recorded on the volume before the job's first step enters it.
-    if (auto s = save_generation(paths.generation, node.generation); !s.ok()) {
+    if (auto s = save_hold(job_hold_path(config.state_dir, job), node.generation); !s.ok()) {
         return s;
     }
     if (auto s = record_generation_holds(config); !s.ok()) {
@@ -322,12 +323,35 @@ Status remove_job(const Config &config, std::uint32_t job, const JobPaths &paths
     (void)::unlink(paths.ready.c_str());
     (void)::unlink(paths.user.c_str());
     (void)::unlink(paths.jail.c_str());
-    (void)::unlink(paths.generation.c_str());
+    (void)::unlink(job_hold_path(config.state_dir, job).c_str());
     Status removed = remove_job_tmp(config, job);
     (void)::unlink(paths.lock.c_str());
     (void)::rmdir(paths.dir.c_str());
     clean_mps_shm(config);
     return removed;
+}
+
+// The holds of jobs with no state left on the node (core/node/
+// generation_holds.hpp): they would keep a generation from being pruned.
+void drop_orphaned_holds(const std::string &state) {
+    const std::string dir_path = holds_dir(state);
+    DIR *dir = ::opendir(dir_path.c_str());
+    if (dir == nullptr) {
+        return;
+    }
+    std::vector<std::string> orphans;
+    while (const dirent *e = ::readdir(dir)) {
+        const std::string_view name = e->d_name;
+        const auto job = name.starts_with("job.") ? job_of_entry(name.substr(4)) : std::nullopt;
+        struct stat st {};
+        if (job && ::lstat(job_paths(state, *job).dir.c_str(), &st) != 0) {
+            orphans.emplace_back(name);
+        }
+    }
+    ::closedir(dir);
+    for (const auto &name : orphans) {
+        (void)::unlink((dir_path + "/" + name).c_str());
+    }
 }
 
 // job_tmp=DIR: the jobs whose directory is there without any state of the
@@ -539,6 +563,7 @@ std::vector<std::uint32_t> delete_stale_jobs(const Config &config) {
             deleted.push_back(job);
         }
     }
+    drop_orphaned_holds(config.state_dir);
     return deleted;
 }
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/sys/node/generation_holds.hpp"
 
-#include "sjail/core/job/job_layout.hpp"
 #include "sjail/core/node/generation_holds.hpp"
 #include "sjail/core/node/jail_generation.hpp"
 #include "sjail/core/path_rules.hpp"
@@ -9,6 +8,7 @@
 #include "sjail/sys/node/jail_probe.hpp"
 #include "sjail/sys/safe_open.hpp"
 #include "sjail/sys/small_file.hpp"
+#include "sjail/sys/state_dir.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -26,17 +26,15 @@ std::optional<std::uint64_t> read_generation(const std::string &path) {
     return parse_generation_number(read_small_file(path, 32));
 }
 
-// The generations of the node's namespace and of every job with state here.
+// The generations every hold in STATE/held names.
 std::set<std::uint64_t> held_now(const std::string &state) {
     std::set<std::uint64_t> held;
-    if (const auto node = read_generation(node_generation_path(state))) {
-        held.insert(*node);
-    }
-    if (DIR *dir = ::opendir(jobs_dir(state).c_str())) {
+    const std::string dir_path = holds_dir(state);
+    if (DIR *dir = ::opendir(dir_path.c_str())) {
         while (const dirent *e = ::readdir(dir)) {
-            const auto job = job_of_entry(e->d_name);
+            const std::string name = e->d_name;
             const auto generation =
-                job ? read_generation(job_paths(state, *job).generation) : std::nullopt;
+                name.starts_with('.') ? std::nullopt : read_generation(dir_path + "/" + name);
             if (generation) {
                 held.insert(*generation);
             }
@@ -115,16 +113,15 @@ std::string host_name() {
 
 } // namespace
 
-std::string node_generation_path(const std::string &state_dir) {
-    return state_dir + "/generation";
-}
-
-Status save_generation(const std::string &path, std::uint64_t generation) {
+Status save_hold(const std::string &path, std::uint64_t generation) {
     if (generation == 0) {
         if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
             return Status::from_errno("remove " + path);
         }
         return {};
+    }
+    if (auto s = ensure_root_dir(parent_dir(path), 0700); !s.ok()) {
+        return Status::failure("state directory: " + s.message());
     }
     return write_file_atomically(path, std::to_string(generation));
 }

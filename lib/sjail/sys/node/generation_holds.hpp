@@ -2,8 +2,8 @@
 // This node's record of the jail generations it holds, on the jail volume
 // (core/node/generation_holds.hpp says what it is for).
 //
-// STATE/generation names the generation the node's namespace was built on,
-// STATE/jobs/JOB/generation the one each job began on; the node's record,
+// STATE/held/node names the generation the node's namespace was built on,
+// STATE/held/job.JOB the one each job began on; the node's record,
 // .slurm-jail/nodes/NODE on the volume (NODE: the host name), lists them
 // all. It is written when what the node holds changes: a namespace built on
 // a new generation, a job begun on one the record lacks, the last job on an
@@ -19,12 +19,9 @@
 
 namespace sjail {
 
-// STATE/generation.
-std::string node_generation_path(const std::string &state_dir);
-
-// Writes `path` to name `generation`, or removes it for 0 (a single-directory
-// jail).
-Status save_generation(const std::string &path, std::uint64_t generation);
+// Writes the hold `path` (core/node/generation_holds.hpp) to name
+// `generation`, or removes it for 0 (a single-directory jail).
+Status save_hold(const std::string &path, std::uint64_t generation);
 
 // Writes this node's record on the volume (jail_volume when set, else jail=)
 // when what the node holds now differs from what it recorded last

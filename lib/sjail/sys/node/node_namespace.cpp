@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/sys/node/node_namespace.hpp"
 
+#include "sjail/core/node/generation_holds.hpp"
 #include "sjail/core/node/mount_plan.hpp"
 #include "sjail/core/node/node_stamp.hpp"
 #include "sjail/sys/gpu/gpu_view.hpp"
@@ -46,7 +47,7 @@ Status rebuild(const Config &config, CurrentStamp &now, NodeNamespace &out) {
     }
     // The volume's record names the generation before any step enters it,
     // so populate-jail --prune never deletes it under a step.
-    if (auto s = save_generation(node_generation_path(state), config.jail_generation); !s.ok()) {
+    if (auto s = save_hold(node_hold_path(state), config.jail_generation); !s.ok()) {
         return s;
     }
     if (auto s = record_generation_holds(config); !s.ok()) {
