@@ -62,8 +62,10 @@ live() { sed -n "s/^$1=//p" "$T/.slurm-jail/live"; }
     assert_equal "$(ls -A "$GENS/1/home")" ''
     assert_equal "$(stat -c '%u:%g %a' "$GENS/1/srv/data" "$T/srv/data" | tr '\n' ' ')" '0:0 755 0:0 755 '
     assert_output --partial 'made the data path /srv/data, empty'
-    # Nothing of the system files at the volume's top level.
-    assert_equal "$(find "$T" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' ')" '.slurm-jail home srv '
+    # Nothing of the system files at the volume's top level, but the live
+    # generation's user databases for the daemons outside the jail.
+    assert_equal "$(find "$T" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' ')" '.slurm-jail etc home srv '
+    assert_equal "$(find "$T/etc" -mindepth 1 -printf '%f\n' | sort | tr '\n' ' ')" 'group passwd shadow '
     run "$populate" --source "$SRC" --target "$T" --preserve /srv/data
     assert_success
     assert_output --partial 'up to date: generation 1'

@@ -52,8 +52,10 @@ manifest() {
 @test "populate-jail: --help and man page" {
     run "$populate" --help
     assert_success
-    assert_output --partial 'Usage: populate-jail --source DIR --target DIR [--preserve PATH]... [--generations] [--dry-run]'
+    assert_output --partial 'Usage: populate-jail --source DIR --target DIR [--preserve PATH]... [--generations]'
+    assert_output --partial '[--check-line LINE] [--dry-run]'
     assert_output --partial 'populate-jail --rollback --target DIR [--dry-run]'
+    assert_output --partial 'populate-jail --prune --target DIR [--dry-run]'
     assert_man_clean "$images/populate_jail/man/populate-jail.8"
     assert_output --partial 'populate-jail'
 }
