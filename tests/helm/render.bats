@@ -345,7 +345,8 @@ OUT
     jq -e '.metadata.annotations["helm.sh/hook"] == "pre-install,pre-upgrade"' <<<"$job" >/dev/null
     # the PVC hook comes first
     jq -e '(.metadata.annotations["helm.sh/hook-weight"] | tonumber) > -10' <<<"$job" >/dev/null
-    jq -e '.spec.template.spec.containers[0].args == ["--source", "/jail-rootfs", "--target", "/mnt/jail", "--preserve", "/opt/site"]' <<<"$job" >/dev/null
+    # a volume with generations by default (jail.populate.generations)
+    jq -e '.spec.template.spec.containers[0].args == ["--source", "/jail-rootfs", "--target", "/mnt/jail", "--preserve", "/opt/site", "--generations"]' <<<"$job" >/dev/null
     jq -e '.spec.template.spec.containers[0].image == "registry.example.com/hpc/slurm-jail/populate-jail:0.1.0-slurm24.11"' <<<"$job" >/dev/null
     render_validated "$BATS_TEST_TMPDIR/d.json" --set jail.populate.dryRun=true
     obj "$BATS_TEST_TMPDIR/d.json" Job t-slurm-cluster-populate-jail | jq -e '.spec.template.spec.containers[0].args[-1] == "--dry-run"' >/dev/null
