@@ -222,7 +222,7 @@ on_node() { nsenter -t "$(slurmd_pid "$1")" -m -u -n -- "${@:2}"; }
 # suite beside this one): still the same mount, so the marker is dropped.
 node_mounts() {
     nsenter -t "$(slurmd_pid "$1")" -m findmnt -rn -o TARGET,SOURCE,FSTYPE |
-        grep -v -E '^/var/lib/containers(-[^/ ]+)?/|^/run/netns/' |
+        grep -v -E '^/var/lib/containers(-[^/ ]+)?/|^/run/netns/|^/tmp/mmdebstrap\.[^/ ]+[/ ]' |
         sed 's|//deleted\]|]|' |
         awk -v own="$STATE/" 'index($1, "/var/lib/slurm-jail-") != 1 || index($1, own) == 1' | sort
 }
