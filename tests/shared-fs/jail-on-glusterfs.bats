@@ -99,6 +99,7 @@ compat_file() {
 @test "shared jail: e2e 06-fail-closed" { compat_file 06-fail-closed; }
 @test "shared jail: e2e 09-ssh" { compat_file 09-ssh; }
 @test "shared jail: e2e 20-gpu" { compat_file 20-gpu; }
+@test "shared jail: e2e 36-jail-generations" { compat_file 36-jail-generations; }
 @test "shared jail: e2e 07-soak" { compat_file 07-soak; }
 
 @test "steps after the first on a node make no request to the jail's server; each probe is counted" {
