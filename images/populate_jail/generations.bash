@@ -281,8 +281,9 @@ check_line_usable() {
 
 # with_jail DIR: --check-line with its jail= set to DIR.
 with_jail() {
-    local word out=
-    for word in $check_line; do
+    local word out='' words
+    read -ra words <<<"$check_line" # split on blanks, never globbed
+    for word in "${words[@]}"; do
         [[ $word != jail=* ]] || word=jail=$1
         out+="${out:+ }$word"
     done

@@ -127,12 +127,13 @@ TEST(GenerationHolds, TheNodesRecordListsEachGenerationOnce) {
     EXPECT_EQ(format_node_holds({}).find("generation="), std::string::npos);
 }
 
-TEST(GenerationHolds, AJailIsAGenerationOnlyBelowItsVolume) {
-    EXPECT_EQ(generation_of_jail("/mnt/jail", "/mnt/jail/.slurm-jail/generations/12"), 12U);
-    EXPECT_FALSE(generation_of_jail("/mnt/jail", "/mnt/jail"));
-    EXPECT_FALSE(generation_of_jail("/mnt/jail", "/mnt/jail/.slurm-jail/generations/0"));
-    EXPECT_FALSE(generation_of_jail("/mnt/jail", "/mnt/jail/.slurm-jail/generations/2.building"));
-    EXPECT_FALSE(generation_of_jail("/mnt/other", "/mnt/jail/.slurm-jail/generations/2"));
+TEST(JailGeneration, AGenerationNumberIsAPlainWholeNumberFromOne) {
+    EXPECT_EQ(parse_generation_number("12"), 12U);
+    EXPECT_FALSE(parse_generation_number(""));
+    EXPECT_FALSE(parse_generation_number("0"));
+    EXPECT_FALSE(parse_generation_number("012"));
+    EXPECT_FALSE(parse_generation_number("2.building"));
+    EXPECT_FALSE(parse_generation_number("-2"));
 }
 
 TEST(GenerationHolds, ANodeNamesItsRecordByItsHostName) {

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sjail/core/node/generation_holds.hpp"
 
-#include "sjail/core/node/jail_generation.hpp"
-
 #include <algorithm>
 
 namespace sjail {
@@ -35,15 +33,6 @@ bool valid_node_record_name(std::string_view name) {
     };
     return !name.empty() && name.size() <= 64 && !name.starts_with('.') &&
            std::all_of(name.begin(), name.end(), allowed);
-}
-
-std::optional<std::uint64_t> generation_of_jail(std::string_view volume, std::string_view jail) {
-    const std::string stem =
-        std::string(volume) + "/" + std::string(kJailStateDir) + "/generations/";
-    if (!jail.starts_with(stem)) {
-        return std::nullopt;
-    }
-    return parse_generation_number(jail.substr(stem.size()));
 }
 
 } // namespace sjail

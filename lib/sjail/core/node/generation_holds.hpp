@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -34,10 +33,5 @@ std::string format_node_holds(const std::set<std::uint64_t> &generations);
 // Whether `name` (the node's host name) may name its record: letters,
 // digits, '-', '_' and '.', not starting with '.', at most 64 characters.
 bool valid_node_record_name(std::string_view name);
-
-// The generation of `jail` (a jail directory) on `volume`: N for
-// VOLUME/.slurm-jail/generations/N; none for the volume itself or anything
-// else.
-std::optional<std::uint64_t> generation_of_jail(std::string_view volume, std::string_view jail);
 
 } // namespace sjail
